@@ -1,0 +1,1 @@
+"""Make the project root importable for tests run without installation."""
