@@ -13,7 +13,6 @@ Plain literals and ``xsd:string`` literals are the same term in RDF 1.1, so
 from __future__ import annotations
 
 import math
-from typing import Union
 
 import numpy as np
 
@@ -148,7 +147,7 @@ class Variable:
         return f"?{self.name}"
 
 
-Term = Union[IRI, BNode, Literal]
+Term = IRI | BNode | Literal
 
 KIND_IRI = 1
 KIND_BNODE = 2

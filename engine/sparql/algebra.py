@@ -20,11 +20,10 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from engine.terms import IRI, BNode, Literal, Term, Variable
 
-TermOrVar = Union[IRI, BNode, Literal, Variable]
+TermOrVar = IRI | BNode | Literal | Variable
 
 
 # ---------------------------------------------------------------- expressions
@@ -49,8 +48,8 @@ class BinaryExpr:
     """``op`` is one of ``|| && = != < > <= >= + - * /``."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +57,15 @@ class UnaryExpr:
     """``op`` is one of ``! + -``."""
 
     op: str
-    operand: "Expr"
+    operand: Expr
 
 
 @dataclass(frozen=True, slots=True)
 class InExpr:
     """``expr IN (list)`` or ``expr NOT IN (list)``."""
 
-    expr: "Expr"
-    options: tuple["Expr", ...]
+    expr: Expr
+    options: tuple[Expr, ...]
     negated: bool = False
 
 
@@ -76,7 +75,7 @@ class CallExpr:
     ``BOUND``, ``IF``, ``COALESCE``, ``CONCAT``, ``BNODE``, ``NOW``, ...)."""
 
     name: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +83,18 @@ class FunctionExpr:
     """A call by IRI: XSD casts (``xsd:integer(?x)``) or extension functions."""
 
     iri: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ExistsExpr:
     """``EXISTS { pattern }`` / ``NOT EXISTS { pattern }``."""
 
-    pattern: "Pattern"
+    pattern: Pattern
     negated: bool = False
 
 
-Expr = Union[TermExpr, VarExpr, BinaryExpr, UnaryExpr, InExpr, CallExpr, FunctionExpr, ExistsExpr]
+Expr = TermExpr | VarExpr | BinaryExpr | UnaryExpr | InExpr | CallExpr | FunctionExpr | ExistsExpr
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,24 +121,24 @@ class PathLink:
 
 @dataclass(frozen=True, slots=True)
 class PathInverse:
-    path: "Path"
+    path: Path
 
 
 @dataclass(frozen=True, slots=True)
 class PathSequence:
-    steps: tuple["Path", ...]
+    steps: tuple[Path, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class PathAlternative:
-    options: tuple["Path", ...]
+    options: tuple[Path, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class PathRepeat:
     """``min`` is 0 or 1; ``max`` is 1 or None (unbounded): ``?`` ``*`` ``+``."""
 
-    path: "Path"
+    path: Path
     min: int
     max: int | None
 
@@ -152,7 +151,7 @@ class PathNegated:
     inverse: tuple[IRI, ...]
 
 
-Path = Union[PathLink, PathInverse, PathSequence, PathAlternative, PathRepeat, PathNegated]
+Path = PathLink | PathInverse | PathSequence | PathAlternative | PathRepeat | PathNegated
 
 
 # ------------------------------------------------------------------- patterns
@@ -185,35 +184,35 @@ class PathPattern:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    left: "Pattern"
-    right: "Pattern"
+    left: Pattern
+    right: Pattern
 
 
 @dataclass(frozen=True, slots=True)
 class LeftJoin:
     """OPTIONAL; ``condition`` is the FILTER inside the optional group, if any."""
 
-    left: "Pattern"
-    right: "Pattern"
+    left: Pattern
+    right: Pattern
     condition: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Filter:
     condition: Expr
-    pattern: "Pattern"
+    pattern: Pattern
 
 
 @dataclass(frozen=True, slots=True)
 class Union_:
-    left: "Pattern"
-    right: "Pattern"
+    left: Pattern
+    right: Pattern
 
 
 @dataclass(frozen=True, slots=True)
 class Minus:
-    left: "Pattern"
-    right: "Pattern"
+    left: Pattern
+    right: Pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,14 +220,14 @@ class Graph:
     """``GRAPH name { pattern }``; name is an IRI or a Variable."""
 
     name: IRI | Variable
-    pattern: "Pattern"
+    pattern: Pattern
 
 
 @dataclass(frozen=True, slots=True)
 class Extend:
     """BIND(expr AS var), and SELECT expressions."""
 
-    pattern: "Pattern"
+    pattern: Pattern
     var: Variable
     expr: Expr
 
@@ -248,7 +247,7 @@ class Service:
     (the parser builds it from the original text, prefixes included)."""
 
     endpoint: IRI | Variable
-    pattern: "Pattern"
+    pattern: Pattern
     silent: bool
     query_text: str
 
@@ -261,7 +260,7 @@ class Group:
     GROUP BY but aggregates, ``keys`` is empty (one group, also when the input
     is empty)."""
 
-    pattern: "Pattern"
+    pattern: Pattern
     keys: tuple[tuple[Expr, Variable | None], ...]
     aggregates: tuple[tuple[Variable, Aggregate], ...]
 
@@ -270,37 +269,37 @@ class Group:
 class OrderBy:
     """``conditions`` are (expr, ascending)."""
 
-    pattern: "Pattern"
+    pattern: Pattern
     conditions: tuple[tuple[Expr, bool], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Project:
-    pattern: "Pattern"
+    pattern: Pattern
     vars: tuple[Variable, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Distinct:
-    pattern: "Pattern"
+    pattern: Pattern
 
 
 @dataclass(frozen=True, slots=True)
 class Reduced:
-    pattern: "Pattern"
+    pattern: Pattern
 
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    pattern: "Pattern"
+    pattern: Pattern
     offset: int = 0
     limit: int | None = None
 
 
-Pattern = Union[
-    BGP, PathPattern, Join, LeftJoin, Filter, Union_, Minus, Graph, Extend, Values,
-    Service, Group, OrderBy, Project, Distinct, Reduced, Slice,
-]
+Pattern = (
+    BGP | PathPattern | Join | LeftJoin | Filter | Union_ | Minus | Graph | Extend | Values | Service
+    | Group | OrderBy | Project | Distinct | Reduced | Slice
+)
 
 
 # -------------------------------------------------------------------- queries
@@ -383,7 +382,7 @@ class Load:
 
 
 #: graph target of CLEAR / DROP: an IRI, or "DEFAULT", "NAMED", "ALL"
-GraphTarget = Union[IRI, str]
+GraphTarget = IRI | str
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,9 +413,7 @@ class Transfer:
     silent: bool = False
 
 
-UpdateOperation = Union[
-    InsertData, DeleteData, DeleteWhere, Modify, Load, Clear, Drop, Create, Transfer
-]
+UpdateOperation = InsertData | DeleteData | DeleteWhere | Modify | Load | Clear | Drop | Create | Transfer
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,31 @@
+# One entry point for people and CI: `make test` builds the virtual
+# environment on first use, then lints and runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test lint conformance bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: install
+	$(PY) -m ruff check engine endpoint tests benchmarks
+
+test: lint
+	$(PY) -m pytest -q
+
+conformance: install
+	$(PY) -m tests.conformance
+
+bench: install
+	$(PY) -m benchmarks.parse_time
+	$(PY) -m benchmarks.query_latency
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,50 @@
+"""The ``rivulet`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from engine.api import Store
+from engine.sparql.results_formats import write_boolean, write_select
+
+
+def _load(store: Store, files: list[str]) -> None:
+    for name in files:
+        store.load(Path(name))
+
+
+def _query(args: argparse.Namespace) -> int:
+    store = Store()
+    _load(store, args.data)
+    result = store.query(args.query)
+    out = sys.stdout.buffer
+    if result.form == "SELECT":
+        for chunk in write_select(args.format, result.variables, result.rows()):
+            out.write(chunk)
+    elif result.form == "ASK":
+        out.write(write_boolean(args.format, bool(result.boolean)))
+    else:
+        for s, p, o in result.triples():
+            out.write(f"{s.n3()} {p.n3()} {o.n3()} .\n".encode())
+    out.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="rivulet", description="SPARQL 1.1 and continuous RDF stream queries"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    query = commands.add_parser("query", help="run one SPARQL query over RDF files")
+    query.add_argument("query", help="the query text")
+    query.add_argument("--data", action="append", default=[], help="RDF file to load (repeatable)")
+    query.add_argument("--format", default="tsv", choices=["json", "xml", "csv", "tsv"])
+    query.set_defaults(run=_query)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""The engine's Python API: open a store, load RDF, query, update.
+
+    from engine.api import Store
+    store = Store()
+    store.load("data.ttl")
+    for row in store.query("SELECT ?s WHERE { ?s ?p ?o }").rows():
+        ...
+    store.update("INSERT DATA { <a> <b> <c> }")
+
+Parsed queries are cached by text (LRU), so a repeated query is only parsed
+once. Every query reads one snapshot of the store; every update is atomic.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+import httpx
+import numpy as np
+
+from engine.rdf_io import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
+from engine.sparql import algebra as A
+from engine.sparql.dataset import build_dataset
+from engine.sparql.executor import Executor
+from engine.sparql.expressions import EvalContext
+from engine.sparql.parser import parse_query, parse_update
+from engine.sparql.query_terms import QueryTerms
+from engine.sparql.service import ServiceClient
+from engine.sparql.table import Table
+from engine.sparql.update import UpdateRunner
+from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
+from engine.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, Variable
+
+PLAN_CACHE_SIZE = 512
+
+
+class QueryResult:
+    """The answer of one query; terms are decoded only when read."""
+
+    def __init__(self, form: str, terms: QueryTerms, table: Table | None = None,
+                 variables: list[str] | None = None, boolean: bool | None = None,
+                 triples: list[tuple[Term, Term, Term]] | None = None) -> None:
+        self.form = form
+        self._terms = terms
+        self._table = table
+        self.variables = variables or []
+        self.boolean = boolean
+        self._triples = triples
+
+    def __len__(self) -> int:
+        if self._table is not None:
+            return self._table.length
+        return len(self._triples or [])
+
+    def rows(self) -> Iterator[tuple[Term | None, ...]]:
+        """SELECT rows in result order, one term (or None when unbound) per variable."""
+        table = self._table
+        if table is None:
+            return iter(())
+        columns = [self._terms.decode_column(table.column(v)) for v in self.variables]
+        return zip(*columns, strict=True) if columns else iter([()] * table.length)
+
+    def triples(self) -> Iterator[tuple[Term, Term, Term]]:
+        """CONSTRUCT / DESCRIBE triples."""
+        return iter(self._triples or [])
+
+
+class Store:
+    """An in-memory RDF dataset with SPARQL 1.1 query and update."""
+
+    def __init__(self, service_timeout: float = 30.0) -> None:
+        self._store = QuadStore()
+        self._plans: OrderedDict[tuple[str, str | None], A.Query] = OrderedDict()
+        self._plans_lock = threading.Lock()
+        self._service = ServiceClient(service_timeout)
+
+    @property
+    def terms(self):
+        return self._store.terms
+
+    # ------------------------------------------------------------------ data
+    def load(self, source: str | Path | bytes, format: str | None = None, graph: str | None = None,
+             base: str | None = None) -> int:
+        """Load a document (path or bytes) into the default graph or ``graph``.
+        Returns the number of triples read. All or nothing: a parse error loads nothing."""
+        quads = list(parse_rdf(source, format, base))
+        self._add_quads(quads, graph)
+        return len(quads)
+
+    def add(self, triples, graph: str | None = None) -> None:
+        """Add ``(s, p, o)`` term triples (one transaction) to the default graph or ``graph``."""
+        self._add_quads([(s, p, o, None) for s, p, o in triples], graph)
+
+    def _add_quads(self, quads: list, graph: str | None) -> None:
+        encode = self._store.terms.encode
+        by_graph: dict[int, list[tuple[int, int, int]]] = {}
+        target = DEFAULT_GRAPH if graph is None else encode(IRI(graph))
+        for s, p, o, g in quads:
+            gid = target if g is None else encode(g)
+            by_graph.setdefault(gid, []).append((encode(s), encode(p), encode(o)))
+        txn = self._store.begin()
+        try:
+            if graph is not None:
+                txn.create(target)
+            for gid, rows in by_graph.items():
+                s, p, o = (np.array(c, dtype=np.int64) for c in zip(*rows, strict=True))
+                txn.add(gid, s, p, o)
+        except BaseException:
+            self._store.abort(txn)
+            raise
+        txn.commit()
+
+    def named_graphs(self) -> list[IRI]:
+        return [self._store.terms.decode(g) for g in self._store.snapshot().named_graph_ids()]
+
+    def triples(self, graph: str | None = None) -> Iterator[tuple[Term, Term, Term]]:
+        snapshot = self._store.snapshot()
+        gid = DEFAULT_GRAPH if graph is None else self._store.terms.lookup(IRI(graph))
+        table = snapshot.graph(gid) if (graph is None or gid) else None
+        if table is None:
+            return iter(())
+        decode = self._store.terms.decode_many
+        return zip(decode(table.s), decode(table.p), decode(table.o), strict=True)
+
+    def __len__(self) -> int:
+        return sum(len(t) for t in self._store.snapshot().graphs.values())
+
+    # ----------------------------------------------------------------- query
+    def prepare(self, text: str, base: str | None = None) -> A.Query:
+        """Parse a query, or take it from the plan cache."""
+        key = (text, base)
+        with self._plans_lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                return plan
+        plan = parse_query(text, base)
+        with self._plans_lock:
+            self._plans[key] = plan
+            if len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        return plan
+
+    def query(self, text: str, base: str | None = None, default_graphs: list[str] | None = None,
+              named_graphs: list[str] | None = None) -> QueryResult:
+        """Run a query. ``default_graphs``/``named_graphs`` (the protocol's
+        default-graph-uri / named-graph-uri) override the query's FROM clauses."""
+        return self.execute(self.prepare(text, base), default_graphs, named_graphs)
+
+    def execute(self, query: A.Query, default_graphs: list[str] | None = None,
+                named_graphs: list[str] | None = None) -> QueryResult:
+        terms = QueryTerms(self._store.terms)
+        snapshot = self._store.snapshot()
+        if default_graphs is not None or named_graphs is not None:
+            dataset = build_dataset(snapshot, terms, [IRI(g) for g in default_graphs or []],
+                                    [IRI(g) for g in named_graphs or []])
+        elif query.dataset is not None:
+            dataset = build_dataset(snapshot, terms, list(query.dataset.default), list(query.dataset.named))
+        else:
+            dataset = build_dataset(snapshot, terms)
+        executor = Executor(terms, dataset, EvalContext(base=query.base), self._service)
+        table = executor.run(query.pattern)
+        if query.form == "SELECT":
+            return QueryResult("SELECT", terms, table, [v.name for v in query.variables])
+        if query.form == "ASK":
+            return QueryResult("ASK", terms, boolean=table.length > 0)
+        if query.form == "CONSTRUCT":
+            return QueryResult("CONSTRUCT", terms, triples=construct(query.template, table, terms))
+        return QueryResult("DESCRIBE", terms, triples=describe(query.describe, table, terms, dataset.default))
+
+    # ---------------------------------------------------------------- update
+    def update(self, text: str, base: str | None = None) -> None:
+        """Apply a SPARQL Update request atomically: all operations or none."""
+        request = parse_update(text, base)
+        txn = self._store.begin()
+        try:
+            runner = UpdateRunner(txn, _fetch_document, lambda: EvalContext(base=request.base))
+            runner.run(request)
+        except BaseException:
+            self._store.abort(txn)
+            raise
+        txn.commit()
+
+
+def _fetch_document(source: IRI) -> list:
+    """Read the document LOAD names: a file: IRI or an http(s) URL."""
+    url = source.value
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return list(parse_rdf(Path(url2pathname(parsed.path)), base=url))
+    response = httpx.get(url, headers={"Accept": "text/turtle, application/rdf+xml;q=0.8, */*;q=0.1"},
+                         follow_redirects=True, timeout=30.0)
+    response.raise_for_status()
+    media = response.headers.get("content-type", "").split(";")[0].strip()
+    fmt = MEDIA_TYPE_FORMATS.get(media) or guess_format(parsed.path) or "turtle"
+    return list(parse_rdf(response.content, fmt, base=url))
+
+
+def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryTerms) -> list:
+    """Instantiate a CONSTRUCT template for every solution; a blank node of the
+    template is a fresh blank node per solution; ill-formed triples are left out."""
+    n = table.length
+    out: dict[tuple, None] = {}
+    if not n:
+        return []
+    fresh: dict[BNode, np.ndarray] = {}
+    counter = 0
+    for pattern in template:
+        cols = []
+        for t in (pattern.subject, pattern.predicate, pattern.object):
+            if isinstance(t, Variable):
+                cols.append(table.column(t.name))
+            elif isinstance(t, BNode):
+                if t not in fresh:
+                    labels = [BNode(f"c{counter}r{i}") for i in range(n)]
+                    counter += 1
+                    fresh[t] = terms.encode_column(labels)
+                cols.append(fresh[t])
+            else:
+                cols.append(np.full(n, terms.encode(t), dtype=np.int64))
+        s, p, o = cols
+        ok = (s != 0) & (p != 0) & (o != 0)
+        ok &= terms.kinds(s) != KIND_LITERAL
+        ok &= terms.kinds(p) == KIND_IRI
+        for triple in zip(terms.decode_column(s[ok]), terms.decode_column(p[ok]),
+                          terms.decode_column(o[ok]), strict=True):
+            out[triple] = None
+    return list(out)
+
+
+def describe(targets, table: Table, terms: QueryTerms, graph) -> list:
+    """DESCRIBE: the triples whose subject is a described resource, followed
+    through blank-node objects (a concise bounded description)."""
+    ids: set[int] = set()
+    for t in targets:
+        if isinstance(t, Variable):
+            ids.update(int(i) for i in table.column(t.name).tolist() if i > 0)
+        else:
+            found = terms.encode(t)
+            if found > 0:
+                ids.add(found)
+    out: dict[tuple, None] = {}
+    seen: set[int] = set()
+    frontier = np.array(sorted(ids), dtype=np.int64)
+    while len(frontier):
+        seen.update(frontier.tolist())
+        _, s, p, o = graph.match(frontier, None, None, len(frontier))
+        for triple in zip(terms.decode_column(s), terms.decode_column(p), terms.decode_column(o),
+                          strict=True):
+            out[triple] = None
+        blank = o[(terms.kinds(o) == KIND_BNODE)]
+        frontier = np.array(sorted(set(blank.tolist()) - seen), dtype=np.int64)
+    return list(out)

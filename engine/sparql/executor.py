@@ -1,0 +1,437 @@
+"""Evaluation of the SPARQL algebra over one snapshot of the store.
+
+Each algebra node becomes a :class:`Table` of ID columns. Basic graph patterns
+are answered by graph exploration: patterns are taken in the planner's
+order and each one extends every current row through the store's sorted
+neighbour lists in one vectorised step. Expressions (FILTER, BIND, ORDER BY
+keys, aggregates) are evaluated on decoded terms, row by row, through
+:mod:`engine.sparql.expressions`; the columns they need are decoded once per
+operator, not once per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from engine.sparql import algebra as A
+from engine.sparql.aggregates import compute_aggregate
+from engine.sparql.expressions import EvalContext, ExprError, effective_boolean_value, evaluate, order_key
+from engine.sparql.paths import evaluate_path
+from engine.sparql.planner import order_patterns
+from engine.sparql.query_terms import QueryTerms
+from engine.sparql.table import (
+    Table,
+    concat,
+    cross,
+    distinct,
+    join,
+    join_pairs,
+    left_outer,
+    merge,
+    minus,
+)
+from engine.store.triple_table import TripleTable
+from engine.terms import IRI, BNode, Literal, Term, Variable
+
+
+class QueryDataset:
+    """The RDF dataset a query runs against: one default graph and named graphs."""
+
+    def __init__(self, default: TripleTable, named: dict[int, TripleTable]) -> None:
+        self.default = default
+        self.named = named
+
+
+class Executor:
+    """Evaluates algebra nodes; one instance per query execution."""
+
+    def __init__(self, terms: QueryTerms, dataset: QueryDataset, ctx: EvalContext, service_client=None):
+        self.terms = terms
+        self.dataset = dataset
+        self.active = dataset.default
+        self.ctx = ctx
+        self.ctx.exists = self._exists
+        self.service_client = service_client
+        self._dispatch = {
+            A.BGP: self._bgp,
+            A.PathPattern: self._path,
+            A.Join: self._join,
+            A.LeftJoin: self._left_join,
+            A.Filter: self._filter,
+            A.Union_: self._union,
+            A.Minus: self._minus,
+            A.Graph: self._graph,
+            A.Extend: self._extend,
+            A.Values: self._values,
+            A.Service: self._service,
+            A.Group: self._group,
+            A.OrderBy: self._order_by,
+            A.Project: self._project,
+            A.Distinct: lambda node: distinct(self.run(node.pattern)),
+            A.Reduced: lambda node: distinct(self.run(node.pattern)),
+            A.Slice: self._slice,
+        }
+
+    def run(self, node: A.Pattern) -> Table:
+        return self._dispatch[node.__class__](node)
+
+    # ---------------------------------------------------------------- leaves
+    def _constant_id(self, term) -> int:
+        return self.terms.encode(term)
+
+    def _cardinality(self, pattern: A.TriplePattern) -> int:
+        ids = []
+        for t in (pattern.subject, pattern.predicate, pattern.object):
+            ids.append(None if isinstance(t, Variable) else self._constant_id(t))
+        return self.active.count(*ids)
+
+    def _bgp(self, node: A.BGP, table: Table | None = None) -> Table:
+        table = table or Table.unit()
+        graph = self.active
+        for pattern in order_patterns(node.triples, self._cardinality, set(table.columns)):
+            table = self._extend_with_pattern(table, pattern, graph)
+            if not table.length:
+                break
+        if not table.length:
+            names = dict.fromkeys(table.columns)
+            for p in node.triples:
+                for t in (p.subject, p.predicate, p.object):
+                    if isinstance(t, Variable):
+                        names[t.name] = None
+            return Table.empty(list(names))
+        return table
+
+    def _extend_with_pattern(self, table: Table, pattern: A.TriplePattern, graph: TripleTable) -> Table:
+        positions = (pattern.subject, pattern.predicate, pattern.object)
+        bound_vars = [isinstance(t, Variable) and t.name in table.columns for t in positions]
+        if not any(bound_vars):
+            # independent of the rows so far: match once, then combine
+            args = [
+                None if isinstance(t, Variable) else np.array([self._constant_id(t)], dtype=np.int64)
+                for t in positions
+            ]
+            rows, s, p, o = graph.match(*args, n_rows=1)
+            matched = self._pattern_table(positions, (s, p, o), len(rows), {})
+            return cross(table, matched) if table.columns else matched
+        n = table.length
+        args = []
+        for t, is_bound in zip(positions, bound_vars, strict=True):
+            if isinstance(t, Variable):
+                args.append(table.columns[t.name] if is_bound else None)
+            else:
+                args.append(np.full(n, self._constant_id(t), dtype=np.int64))
+        rows, s, p, o = graph.match(*args, n_rows=n)
+        base = table.take(rows)
+        return self._pattern_table(positions, (s, p, o), len(rows), base.columns)
+
+    @staticmethod
+    def _pattern_table(positions, values, length: int, columns: dict[str, np.ndarray]) -> Table:
+        """Add the columns of the free variables of a matched pattern; a variable
+        that occurs twice in the pattern must have the same value in both places."""
+        columns = dict(columns)
+        keep = None
+        for t, col in zip(positions, values, strict=True):
+            if not isinstance(t, Variable):
+                continue
+            if t.name in columns:
+                same = columns[t.name] == col
+                keep = same if keep is None else keep & same
+            else:
+                columns[t.name] = col
+        result = Table(columns, length)
+        return result.mask(keep) if keep is not None else result
+
+    def _path(self, node: A.PathPattern) -> Table:
+        return evaluate_path(node, self.active, self.terms)
+
+    # -------------------------------------------------------------- combining
+    def _join(self, node: A.Join) -> Table:
+        left = self.run(node.left)
+        if not left.length:
+            return left
+        if isinstance(node.right, A.BGP) and _fully_bound(left, node.right):
+            # graph exploration continues from the rows found so far (bind join)
+            return self._bgp(node.right, left)
+        return join(left, self.run(node.right))
+
+    def _left_join(self, node: A.LeftJoin) -> Table:
+        left = self.run(node.left)
+        right = self.run(node.right)
+        if not left.length:
+            return Table.empty(list(dict.fromkeys([*left.columns, *right.columns])))
+        lidx, ridx = join_pairs(left, right)
+        joined = merge(left, right, lidx, ridx)
+        if node.condition is not None and joined.length:
+            keep = self._truth_mask(node.condition, joined)
+            joined, lidx = joined.mask(keep), lidx[keep]
+        if not joined.length:
+            joined = Table.empty(list(dict.fromkeys([*left.columns, *right.columns])))
+        return left_outer(left, joined, lidx)
+
+    def _filter(self, node: A.Filter) -> Table:
+        table = self.run(node.pattern)
+        if not table.length:
+            return table
+        return table.mask(self._truth_mask(node.condition, table))
+
+    def _union(self, node: A.Union_) -> Table:
+        return concat([self.run(node.left), self.run(node.right)])
+
+    def _minus(self, node: A.Minus) -> Table:
+        left = self.run(node.left)
+        if not left.length:
+            return left
+        return minus(left, self.run(node.right))
+
+    def _graph(self, node: A.Graph) -> Table:
+        saved = self.active
+        try:
+            if isinstance(node.name, IRI):
+                graph = self.dataset.named.get(self.terms.encode(node.name))
+                if graph is None:
+                    return Table.empty()
+                self.active = graph
+                return self.run(node.pattern)
+            var = node.name.name
+            parts = []
+            for graph_id, graph in self.dataset.named.items():
+                self.active = graph
+                part = self.run(node.pattern)
+                if var in part.columns:
+                    part = part.mask(part.columns[var] == graph_id)
+                else:
+                    part = part.with_column(var, np.full(part.length, graph_id, dtype=np.int64))
+                parts.append(part)
+            return concat(parts) if parts else Table.empty([var])
+        finally:
+            self.active = saved
+
+    def _values(self, node: A.Values) -> Table:
+        columns = {}
+        for i, var in enumerate(node.vars):
+            columns[var.name] = self.terms.encode_column([row[i] for row in node.rows])
+        return Table(columns, len(node.rows))
+
+    def _service(self, node: A.Service) -> Table:
+        if self.service_client is None:
+            raise ExprError("SERVICE is not available in this context")
+        return self.service_client(node, self.terms)
+
+    # ------------------------------------------------------------ expressions
+    def _rows(self, table: Table, variables: list[str] | None = None) -> list[dict[Variable, Term]]:
+        """Decode the table into per-row mappings (only ``variables`` if given)."""
+        names = table.variables if variables is None else [v for v in variables if v in table.columns]
+        decoded = [(Variable(v), self.terms.decode_column(table.columns[v])) for v in names]
+        rows = []
+        for i in range(table.length):
+            row = {}
+            for var, values in decoded:
+                term = values[i]
+                if term is not None:
+                    row[var] = term
+            rows.append(row)
+        return rows
+
+    def _values_of(self, expr: A.Expr, table: Table) -> list[Term | None]:
+        ctx = self.ctx
+        out: list[Term | None] = []
+        for row in self._rows(table):
+            ctx.new_row()
+            try:
+                out.append(evaluate(expr, row, ctx))
+            except ExprError:
+                out.append(None)
+        return out
+
+    def _truth_mask(self, expr: A.Expr, table: Table) -> np.ndarray:
+        fast = self._fast_mask(expr, table)
+        if fast is not None:
+            return fast
+        keep = np.zeros(table.length, dtype=bool)
+        ctx = self.ctx
+        for i, row in enumerate(self._rows(table)):
+            ctx.new_row()
+            try:
+                keep[i] = effective_boolean_value(evaluate(expr, row, ctx))
+            except ExprError:
+                pass
+        return keep
+
+    def _fast_mask(self, expr: A.Expr, table: Table) -> np.ndarray | None:
+        """Vectorised FILTER for ``?x op number`` and ``?x = ?y`` / ``?x != <iri>``
+        over columns whose terms allow it; None when the general path is needed."""
+        if not isinstance(expr, A.BinaryExpr) or expr.op not in _COMPARE:
+            return None
+        left, right = expr.left, expr.right
+        if isinstance(left, A.TermExpr) and isinstance(right, A.VarExpr):
+            left, right = right, left
+            op = _FLIP[expr.op]
+        else:
+            op = expr.op
+        if not isinstance(left, A.VarExpr) or left.var.name not in table.columns:
+            return None
+        column = table.columns[left.var.name]
+        if isinstance(right, A.TermExpr) and isinstance(right.term, Literal):
+            number = self.terms.numbers(np.array([self.terms.encode(right.term)]))[0]
+            if np.isnan(number):
+                return None
+            values = self.terms.numbers(column)
+            if np.isnan(values).any():
+                return None
+            return _COMPARE[op](values, number)
+        if isinstance(right, A.TermExpr) and isinstance(right.term, IRI) and op in ("=", "!="):
+            if (column == 0).any():
+                return None
+            return _COMPARE[op](column, self.terms.encode(right.term))
+        return None
+
+    def _extend(self, node: A.Extend) -> Table:
+        table = self.run(node.pattern)
+        if not table.length:
+            return table.with_column(node.var.name, np.zeros(0, dtype=np.int64))
+        if isinstance(node.expr, A.VarExpr):
+            return table.with_column(node.var.name, table.column(node.expr.var.name).copy())
+        values = self._values_of(node.expr, table)
+        return table.with_column(node.var.name, self.terms.encode_column(values))
+
+    def _exists(self, pattern: A.Pattern, row: Mapping[Variable, Term]) -> bool:
+        """EXISTS: substitute the row's bindings into the pattern, as 18.6 defines it."""
+        saved_ctx_exists = self.ctx.exists
+        try:
+            bound = Table(
+                {v.name: np.array([self.terms.encode(t)], dtype=np.int64) for v, t in row.items()}, 1
+            )
+            result = self.run(_substitute(pattern, row))
+            if not result.length:
+                return False
+            return join(bound, result).length > 0 if bound.columns else True
+        finally:
+            self.ctx.exists = saved_ctx_exists
+
+    # -------------------------------------------------------- aggregation, modifiers
+    def _group(self, node: A.Group) -> Table:
+        table = self.run(node.pattern)
+        key_vars: list[str] = []
+        columns: dict[str, np.ndarray] = {}
+        for i, (expr, var) in enumerate(node.keys):
+            name = var.name if var is not None else f".key{i}"
+            if isinstance(expr, A.VarExpr) and (var is None or var == expr.var):
+                columns[name] = table.column(expr.var.name)
+            else:
+                columns[name] = self.terms.encode_column(self._values_of(expr, table))
+            key_vars.append(name)
+        if key_vars:
+            if not table.length:
+                return Table.empty([*[k for k in key_vars if not k.startswith(".key")],
+                                    *[v.name for v, _ in node.aggregates]])
+            stacked = np.stack([columns[k] for k in key_vars], axis=1)
+            _, first, group_of = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+            group_of = group_of.reshape(-1)
+            n_groups = len(first)
+        else:
+            first = np.zeros(1, dtype=np.int64)
+            group_of = np.zeros(table.length, dtype=np.int64)
+            n_groups = 1
+        out = {k: columns[k][first] for k in key_vars if not k.startswith(".key")}
+        if node.aggregates:
+            rows = self._rows(table)
+            members: list[list[dict]] = [[] for _ in range(n_groups)]
+            for i, g in enumerate(group_of.tolist()):
+                members[g].append(rows[i])
+            for var, agg in node.aggregates:
+                values = []
+                for group_rows in members:
+                    self.ctx.new_row()
+                    try:
+                        values.append(compute_aggregate(agg, group_rows, self.ctx))
+                    except ExprError:
+                        values.append(None)
+                out[var.name] = self.terms.encode_column(values)
+        return Table(out, n_groups)
+
+    def _order_by(self, node: A.OrderBy) -> Table:
+        table = self.run(node.pattern)
+        if table.length <= 1:
+            return table
+        keyed = [
+            ([order_key(v) for v in self._values_of(expr, table)], ascending)
+            for expr, ascending in node.conditions
+        ]
+
+        def row_key(i: int) -> tuple:
+            return tuple(keys[i] if ascending else _Reverse(keys[i]) for keys, ascending in keyed)
+
+        order = sorted(range(table.length), key=row_key)
+        return table.take(np.array(order, dtype=np.int64))
+
+    def _project(self, node: A.Project) -> Table:
+        return self.run(node.pattern).project([v.name for v in node.vars])
+
+    def _slice(self, node: A.Slice) -> Table:
+        table = self.run(node.pattern)
+        end = None if node.limit is None else node.offset + node.limit
+        return table.take(np.arange(table.length)[node.offset : end])
+
+
+class _Reverse:
+    """Inverts the ordering of a sort key."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Reverse) -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Reverse) and other.key == self.key
+
+
+_COMPARE = {
+    "=": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    ">": np.greater,
+    "<=": np.less_equal,
+    ">=": np.greater_equal,
+}
+_FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
+def _fully_bound(table: Table, bgp: A.BGP) -> bool:
+    """True when the table's columns used by the BGP have no unbound values, so
+    the BGP can extend the table's rows directly."""
+    for p in bgp.triples:
+        for t in (p.subject, p.predicate, p.object):
+            if isinstance(t, Variable) and t.name in table.columns and (table.columns[t.name] == 0).any():
+                return False
+    return True
+
+
+def _substitute(node, row: Mapping[Variable, Term]):
+    """A copy of an algebra subtree with the row's variables replaced by terms."""
+    if isinstance(node, Variable):
+        return row.get(node, node)
+    if isinstance(node, A.VarExpr):
+        term = row.get(node.var)
+        return A.TermExpr(term) if term is not None else node
+    if isinstance(node, (IRI, BNode, Literal, str, int, bool, float)) or node is None:
+        return node
+    if isinstance(node, tuple):
+        return tuple(_substitute(x, row) for x in node)
+    if isinstance(node, A.Values):
+        return node
+    if isinstance(node, A.Extend):
+        return A.Extend(_substitute(node.pattern, row), node.var, _substitute(node.expr, row))
+    if isinstance(node, A.Project):
+        inner = {v: t for v, t in row.items() if v in node.vars}
+        return A.Project(_substitute(node.pattern, inner), node.vars)
+    if isinstance(node, A.Graph):
+        return A.Graph(_substitute(node.name, row), _substitute(node.pattern, row))
+    fields = node.__dataclass_fields__ if hasattr(node, "__dataclass_fields__") else None
+    if fields is None:
+        return node
+    return node.__class__(*(_substitute(getattr(node, f), row) for f in fields))

@@ -1,0 +1,220 @@
+"""Solution tables: columns of term IDs, one per variable; 0 means unbound.
+
+All relational steps of the executor (join, left join, minus, union,
+distinct) work on whole columns with NumPy. Rows that carry unbound values in
+join variables (they come from OPTIONAL) cannot use the sort-based join and
+go through a slower compatibility check; those are rare and small.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.store.triple_table import EMPTY, expand_ranges
+
+
+class Table:
+    """A multiset of solutions: ``columns`` maps variable name to an int64 array."""
+
+    __slots__ = ("columns", "length")
+
+    def __init__(self, columns: dict[str, np.ndarray], length: int) -> None:
+        self.columns = columns
+        self.length = length
+
+    @classmethod
+    def unit(cls) -> Table:
+        """One solution that binds nothing (the identity of join)."""
+        return cls({}, 1)
+
+    @classmethod
+    def empty(cls, variables: list[str] | tuple[str, ...] = ()) -> Table:
+        return cls({v: EMPTY for v in variables}, 0)
+
+    @property
+    def variables(self) -> list[str]:
+        return list(self.columns)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def take(self, rows: np.ndarray) -> Table:
+        return Table({v: c[rows] for v, c in self.columns.items()}, len(rows))
+
+    def mask(self, keep: np.ndarray) -> Table:
+        return Table({v: c[keep] for v, c in self.columns.items()}, int(np.count_nonzero(keep)))
+
+    def column(self, var: str) -> np.ndarray:
+        """The column of ``var``; all-unbound when the table does not have it."""
+        col = self.columns.get(var)
+        return col if col is not None else np.zeros(self.length, dtype=np.int64)
+
+    def with_column(self, var: str, values: np.ndarray) -> Table:
+        columns = dict(self.columns)
+        columns[var] = values
+        return Table(columns, self.length)
+
+    def project(self, variables: list[str] | tuple[str, ...]) -> Table:
+        return Table({v: self.column(v) for v in variables}, self.length)
+
+
+def concat(tables: list[Table]) -> Table:
+    """Bag union; a variable missing from a table is unbound in its rows."""
+    tables = [t for t in tables if t.length] or tables[:1]
+    if not tables:
+        return Table.empty()
+    if len(tables) == 1:
+        return tables[0]
+    names: dict[str, None] = {}
+    for t in tables:
+        names.update(dict.fromkeys(t.columns))
+    columns = {v: np.concatenate([t.column(v) for t in tables]) for v in names}
+    return Table(columns, sum(t.length for t in tables))
+
+
+def cross(left: Table, right: Table) -> Table:
+    lidx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
+    ridx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
+    return merge(left, right, lidx, ridx)
+
+
+def merge(left: Table, right: Table, lidx: np.ndarray, ridx: np.ndarray) -> Table:
+    """The table of merged row pairs; a shared variable takes the bound side."""
+    columns = {v: c[lidx] for v, c in left.columns.items()}
+    for v, c in right.columns.items():
+        rc = c[ridx]
+        if v in columns:
+            lc = columns[v]
+            columns[v] = np.where(lc != 0, lc, rc)
+        else:
+            columns[v] = rc
+    return Table(columns, len(lidx))
+
+
+def _factorize(left_cols: list[np.ndarray], right_cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 key per row for several join columns, equal keys <=> equal rows."""
+    if len(left_cols) == 1:
+        return left_cols[0], right_cols[0]
+    n_left = len(left_cols[0])
+    stacked = np.stack([np.concatenate([l, r]) for l, r in zip(left_cols, right_cols, strict=True)], axis=1)
+    _, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int64)
+    return inverse[:n_left], inverse[n_left:]
+
+
+def _equi_pairs(lkey: np.ndarray, rkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(rkey, kind="stable")
+    sorted_keys = rkey[order]
+    lo = np.searchsorted(sorted_keys, lkey, side="left")
+    hi = np.searchsorted(sorted_keys, lkey, side="right")
+    lidx, pos = expand_ranges(lo, hi)
+    return lidx, order[pos]
+
+
+def _compatible_pairs(
+    lcols: list[np.ndarray], rcols: list[np.ndarray], lrows: np.ndarray, rrows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (from ``lrows`` x ``rrows``) that agree wherever both sides are bound.
+
+    Iterates over the smaller side; each step is one vectorised comparison.
+    """
+    out_l: list[np.ndarray] = []
+    out_r: list[np.ndarray] = []
+    swap = len(lrows) > len(rrows)
+    outer, inner = (rrows, lrows) if swap else (lrows, rrows)
+    outer_cols, inner_cols = (rcols, lcols) if swap else (lcols, rcols)
+    inner_vals = [c[inner] for c in inner_cols]
+    for row in outer.tolist():
+        ok = np.ones(len(inner), dtype=bool)
+        for oc, iv in zip(outer_cols, inner_vals, strict=True):
+            value = oc[row]
+            if value != 0:
+                ok &= (iv == value) | (iv == 0)
+        hits = inner[ok]
+        if len(hits):
+            mine = np.full(len(hits), row, dtype=np.int64)
+            out_l.append(hits if swap else mine)
+            out_r.append(mine if swap else hits)
+    if not out_l:
+        return EMPTY, EMPTY
+    return np.concatenate(out_l), np.concatenate(out_r)
+
+
+def join_pairs(left: Table, right: Table) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs of compatible rows (SPARQL join semantics)."""
+    shared = [v for v in left.columns if v in right.columns]
+    if not shared:
+        lidx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
+        ridx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
+        return lidx, ridx
+    lcols = [left.columns[v] for v in shared]
+    rcols = [right.columns[v] for v in shared]
+    l_full = np.logical_and.reduce([c != 0 for c in lcols])
+    r_full = np.logical_and.reduce([c != 0 for c in rcols])
+    if l_full.all() and r_full.all():
+        lkey, rkey = _factorize(lcols, rcols)
+        return _equi_pairs(lkey, rkey)
+    l_ok, r_ok = np.flatnonzero(l_full), np.flatnonzero(r_full)
+    parts_l: list[np.ndarray] = []
+    parts_r: list[np.ndarray] = []
+    if len(l_ok) and len(r_ok):
+        lkey, rkey = _factorize([c[l_ok] for c in lcols], [c[r_ok] for c in rcols])
+        a, b = _equi_pairs(lkey, rkey)
+        parts_l.append(l_ok[a])
+        parts_r.append(r_ok[b])
+    l_part, r_part = np.flatnonzero(~l_full), np.flatnonzero(~r_full)
+    for lrows, rrows in ((l_part, np.arange(right.length, dtype=np.int64)), (l_ok, r_part)):
+        if len(lrows) and len(rrows):
+            a, b = _compatible_pairs(lcols, rcols, lrows, rrows)
+            parts_l.append(a)
+            parts_r.append(b)
+    if not parts_l:
+        return EMPTY, EMPTY
+    return np.concatenate(parts_l), np.concatenate(parts_r)
+
+
+def join(left: Table, right: Table) -> Table:
+    if not left.length or not right.length:
+        return Table.empty(list(dict.fromkeys([*left.columns, *right.columns])))
+    lidx, ridx = join_pairs(left, right)
+    return merge(left, right, lidx, ridx)
+
+
+def left_outer(left: Table, joined: Table, lidx: np.ndarray) -> Table:
+    """``joined`` plus the left rows that no pair in ``lidx`` came from."""
+    matched = np.zeros(left.length, dtype=bool)
+    matched[lidx] = True
+    rest = left.mask(~matched)
+    return concat([joined, rest]) if joined.length else _widen(rest, joined)
+
+
+def _widen(table: Table, like: Table) -> Table:
+    columns = dict(table.columns)
+    for v in like.columns:
+        columns.setdefault(v, np.zeros(table.length, dtype=np.int64))
+    return Table(columns, table.length)
+
+
+def minus(left: Table, right: Table) -> Table:
+    """Rows of ``left`` with no compatible ``right`` row sharing a bound variable."""
+    shared = [v for v in left.columns if v in right.columns]
+    if not shared or not left.length or not right.length:
+        return left
+    lidx, ridx = join_pairs(left, right)
+    overlap = np.zeros(len(lidx), dtype=bool)
+    for v in shared:
+        overlap |= (left.columns[v][lidx] != 0) & (right.columns[v][ridx] != 0)
+    drop = np.zeros(left.length, dtype=bool)
+    drop[lidx[overlap]] = True
+    return left.mask(~drop)
+
+
+def distinct(table: Table) -> Table:
+    """Keep the first occurrence of every distinct row, in order."""
+    if table.length <= 1:
+        return table
+    if not table.columns:
+        return Table({}, 1)
+    stacked = np.stack(list(table.columns.values()), axis=1)
+    _, first = np.unique(stacked, axis=0, return_index=True)
+    return table.take(np.sort(first))

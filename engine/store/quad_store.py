@@ -1,0 +1,113 @@
+"""The persistent store: a default graph and named graphs of ID triples.
+
+Readers take a :class:`Snapshot` (an immutable mapping of graph ID to
+:class:`TripleTable`) and keep seeing it for the whole query, whatever writers
+do meanwhile. Writers work in a :class:`Transaction` on copies of the tables
+they touch and publish a new snapshot on commit, in one reference swap: an
+update that fails part-way changes nothing, and a query never sees half of
+an update.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.store.triple_table import TripleTable
+from engine.terms import TermDictionary
+
+#: graph ID of the default graph (term IDs of named graphs are >= 1)
+DEFAULT_GRAPH = 0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One consistent state of every graph; ``version`` grows with each commit."""
+
+    graphs: dict[int, TripleTable]
+    version: int = 0
+
+    def graph(self, graph_id: int) -> TripleTable | None:
+        return self.graphs.get(graph_id)
+
+    def named_graph_ids(self) -> list[int]:
+        return [g for g in self.graphs if g != DEFAULT_GRAPH]
+
+
+@dataclass
+class Transaction:
+    """A private working copy of the graphs; nothing is visible until commit."""
+
+    store: QuadStore
+    base: Snapshot
+    graphs: dict[int, TripleTable] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.graphs = dict(self.base.graphs)
+
+    def snapshot(self) -> Snapshot:
+        """The state as this transaction sees it now (for WHERE clauses)."""
+        return Snapshot(dict(self.graphs), self.base.version)
+
+    def exists(self, graph_id: int) -> bool:
+        return graph_id in self.graphs
+
+    def table(self, graph_id: int) -> TripleTable:
+        return self.graphs.get(graph_id) or TripleTable.empty()
+
+    def add(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        if len(s) == 0 and graph_id in self.graphs:
+            return
+        self.graphs[graph_id] = self.table(graph_id).with_changes(TripleTable(s, p, o), None)
+
+    def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        if graph_id not in self.graphs or len(s) == 0:
+            return
+        self.graphs[graph_id] = self.graphs[graph_id].with_changes(None, TripleTable(s, p, o))
+
+    def create(self, graph_id: int) -> None:
+        self.graphs.setdefault(graph_id, TripleTable.empty())
+
+    def clear(self, graph_id: int) -> None:
+        if graph_id in self.graphs:
+            self.graphs[graph_id] = TripleTable.empty()
+
+    def drop(self, graph_id: int) -> None:
+        if graph_id == DEFAULT_GRAPH:
+            self.graphs[DEFAULT_GRAPH] = TripleTable.empty()
+        else:
+            self.graphs.pop(graph_id, None)
+
+    def commit(self) -> Snapshot:
+        return self.store._publish(self)
+
+
+class QuadStore:
+    """Term dictionary plus the current snapshot of all graphs."""
+
+    def __init__(self) -> None:
+        self.terms = TermDictionary()
+        self._snapshot = Snapshot({DEFAULT_GRAPH: TripleTable.empty()}, 0)
+        self._write_lock = threading.Lock()
+
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def begin(self) -> Transaction:
+        """Start a write transaction; writers are serialised by ``commit``."""
+        self._write_lock.acquire()
+        return Transaction(self, self._snapshot)
+
+    def abort(self, txn: Transaction) -> None:
+        """Give up a transaction: nothing it did becomes visible."""
+        if self._write_lock.locked():
+            self._write_lock.release()
+
+    def _publish(self, txn: Transaction) -> Snapshot:
+        try:
+            self._snapshot = Snapshot(dict(txn.graphs), self._snapshot.version + 1)
+            return self._snapshot
+        finally:
+            self._write_lock.release()
