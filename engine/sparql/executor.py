@@ -200,9 +200,10 @@ class Executor:
                 self.active = graph
                 part = self.run(node.pattern)
                 if var in part.columns:
-                    part = part.mask(part.columns[var] == graph_id)
-                else:
-                    part = part.with_column(var, np.full(part.length, graph_id, dtype=np.int64))
+                    # rows that bind the graph variable must agree with the graph
+                    column = part.columns[var]
+                    part = part.mask((column == graph_id) | (column == 0))
+                part = part.with_column(var, np.full(part.length, graph_id, dtype=np.int64))
                 parts.append(part)
             return concat(parts) if parts else Table.empty([var])
         finally:
@@ -288,13 +289,38 @@ class Executor:
         return None
 
     def _extend(self, node: A.Extend) -> Table:
-        table = self.run(node.pattern)
+        """BIND / SELECT expressions. A chain of Extends is evaluated row by row,
+        all expressions of one solution together: ``BNODE("x")`` must give the
+        same blank node in every expression of the same solution."""
+        chain: list[A.Extend] = []
+        inner: A.Pattern = node
+        while isinstance(inner, A.Extend):
+            chain.append(inner)
+            inner = inner.pattern
+        chain.reverse()
+        table = self.run(inner)
         if not table.length:
-            return table.with_column(node.var.name, np.zeros(0, dtype=np.int64))
-        if isinstance(node.expr, A.VarExpr):
-            return table.with_column(node.var.name, table.column(node.expr.var.name).copy())
-        values = self._values_of(node.expr, table)
-        return table.with_column(node.var.name, self.terms.encode_column(values))
+            for ext in chain:
+                table = table.with_column(ext.var.name, np.zeros(0, dtype=np.int64))
+            return table
+        if all(isinstance(ext.expr, A.VarExpr) for ext in chain):
+            for ext in chain:
+                table = table.with_column(ext.var.name, table.column(ext.expr.var.name).copy())
+            return table
+        outputs: list[list[Term | None]] = [[] for _ in chain]
+        ctx = self.ctx
+        for row in self._rows(table):
+            ctx.new_row()
+            for ext, out in zip(chain, outputs, strict=True):
+                try:
+                    value = evaluate(ext.expr, row, ctx)
+                    row[ext.var] = value
+                except ExprError:
+                    value = None
+                out.append(value)
+        for ext, out in zip(chain, outputs, strict=True):
+            table = table.with_column(ext.var.name, self.terms.encode_column(out))
+        return table
 
     def _exists(self, pattern: A.Pattern, row: Mapping[Variable, Term]) -> bool:
         """EXISTS: substitute the row's bindings into the pattern, as 18.6 defines it."""

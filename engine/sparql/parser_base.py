@@ -39,8 +39,6 @@ BLANKS_AS_VARS = 0  # query patterns: non-distinguished variables
 BLANKS_AS_NODES = 1  # CONSTRUCT / INSERT templates and INSERT DATA
 BLANKS_FORBIDDEN = 2  # DELETE templates, DELETE DATA, DELETE WHERE
 
-__all__ = ["ParserBase"]
-
 
 class ParserBase:
     """Token cursor, prologue and term parsing shared by all parser layers."""

@@ -9,7 +9,7 @@ checked here and reported at the offending token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.sparql.algebra import (
     BGP,
@@ -102,10 +102,7 @@ class QueryParser(GroupParser):
             raise self.unexpected("SELECT, CONSTRUCT, DESCRIBE or ASK")
         if self.tok[0] != "eof":
             raise self.unexpected("end of query")
-        return Query(
-            result.form, result.pattern, result.variables, result.template, result.describe,
-            result.dataset, self.base, dict(self.prefixes),
-        )
+        return replace(result, base=self.base, prefixes=dict(self.prefixes))
 
     def sub_select(self) -> tuple[Pattern, Scope]:
         pattern, variables, _ = self._select(top=False)

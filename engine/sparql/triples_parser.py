@@ -3,11 +3,12 @@
 Triples are appended to a caller-owned list as ``TriplePattern`` or
 ``PathPattern``, in the order their terms appear in the text (a triple comes
 before those of a ``[ ... ]`` or collection in its object) so that
-``SELECT *`` lists variables in order of first appearance. Paths are translated on the spot as section 18.2.2.4 says:
-a plain IRI (or a variable) is a triple, ``^p`` swaps subject and object,
-a sequence is split into steps joined by fresh hidden variables, and what
-remains (alternatives, ``*``, ``+``, ``?``, negated sets) becomes a
-``PathPattern`` for the executor.
+``SELECT *`` lists variables in order of first appearance.
+
+Paths are translated on the spot as section 18.2.2.4 says: a plain IRI (or
+a variable) is a triple, ``^p`` swaps subject and object, a sequence is split
+into steps joined by fresh hidden variables, and what remains (alternatives,
+``*``, ``+``, ``?``, negated sets) becomes a ``PathPattern`` for the executor.
 """
 
 from __future__ import annotations
