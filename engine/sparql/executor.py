@@ -17,7 +17,9 @@ import numpy as np
 
 from engine.sparql import algebra as A
 from engine.sparql.aggregates import compute_aggregate
+from engine.sparql.expr_vars import expression_variables
 from engine.sparql.expressions import EvalContext, ExprError, effective_boolean_value, evaluate, order_key
+from engine.sparql.grouping import count_literals, fast_count, group_ids
 from engine.sparql.paths import evaluate_path
 from engine.sparql.planner import order_patterns
 from engine.sparql.query_terms import QueryTerms
@@ -158,16 +160,22 @@ class Executor:
 
     def _left_join(self, node: A.LeftJoin) -> Table:
         left = self.run(node.left)
-        right = self.run(node.right)
         if not left.length:
-            return Table.empty(list(dict.fromkeys([*left.columns, *right.columns])))
-        lidx, ridx = join_pairs(left, right)
-        joined = merge(left, right, lidx, ridx)
+            return Table.empty(list(dict.fromkeys([*left.columns, *_pattern_vars(node.right)])))
+        if isinstance(node.right, A.BGP) and _fully_bound(left, node.right):
+            # explore the optional part from each left row instead of matching it everywhere
+            tagged = self._bgp(node.right, left.with_column(_ROW, np.arange(left.length, dtype=np.int64)))
+            lidx = tagged.columns.pop(_ROW)
+            joined = tagged
+        else:
+            right = self.run(node.right)
+            lidx, ridx = join_pairs(left, right)
+            joined = merge(left, right, lidx, ridx)
         if node.condition is not None and joined.length:
             keep = self._truth_mask(node.condition, joined)
             joined, lidx = joined.mask(keep), lidx[keep]
         if not joined.length:
-            joined = Table.empty(list(dict.fromkeys([*left.columns, *right.columns])))
+            joined = Table.empty(list(dict.fromkeys([*left.columns, *_pattern_vars(node.right)])))
         return left_outer(left, joined, lidx)
 
     def _filter(self, node: A.Filter) -> Table:
@@ -238,7 +246,8 @@ class Executor:
     def _values_of(self, expr: A.Expr, table: Table) -> list[Term | None]:
         ctx = self.ctx
         out: list[Term | None] = []
-        for row in self._rows(table):
+        needed = expression_variables(expr)
+        for row in self._rows(table, None if needed is None else sorted(needed)):
             ctx.new_row()
             try:
                 out.append(evaluate(expr, row, ctx))
@@ -252,7 +261,8 @@ class Executor:
             return fast
         keep = np.zeros(table.length, dtype=bool)
         ctx = self.ctx
-        for i, row in enumerate(self._rows(table)):
+        needed = expression_variables(expr)
+        for i, row in enumerate(self._rows(table, None if needed is None else sorted(needed))):
             ctx.new_row()
             try:
                 keep[i] = effective_boolean_value(evaluate(expr, row, ctx))
@@ -339,58 +349,83 @@ class Executor:
     # -------------------------------------------------------- aggregation, modifiers
     def _group(self, node: A.Group) -> Table:
         table = self.run(node.pattern)
-        key_vars: list[str] = []
-        columns: dict[str, np.ndarray] = {}
+        key_names: list[str] = []
+        key_columns: list[np.ndarray] = []
         for i, (expr, var) in enumerate(node.keys):
-            name = var.name if var is not None else f".key{i}"
-            if isinstance(expr, A.VarExpr) and (var is None or var == expr.var):
-                columns[name] = table.column(expr.var.name)
+            key_names.append(var.name if var is not None else f".key{i}")
+            if isinstance(expr, A.VarExpr):
+                key_columns.append(table.column(expr.var.name))
             else:
-                columns[name] = self.terms.encode_column(self._values_of(expr, table))
-            key_vars.append(name)
-        if key_vars:
-            if not table.length:
-                return Table.empty([*[k for k in key_vars if not k.startswith(".key")],
-                                    *[v.name for v, _ in node.aggregates]])
-            stacked = np.stack([columns[k] for k in key_vars], axis=1)
-            _, first, group_of = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
-            group_of = group_of.reshape(-1)
-            n_groups = len(first)
-        else:
-            first = np.zeros(1, dtype=np.int64)
-            group_of = np.zeros(table.length, dtype=np.int64)
-            n_groups = 1
-        out = {k: columns[k][first] for k in key_vars if not k.startswith(".key")}
-        if node.aggregates:
-            rows = self._rows(table)
-            members: list[list[dict]] = [[] for _ in range(n_groups)]
-            for i, g in enumerate(group_of.tolist()):
-                members[g].append(rows[i])
-            for var, agg in node.aggregates:
-                values = []
-                for group_rows in members:
-                    self.ctx.new_row()
-                    try:
-                        values.append(compute_aggregate(agg, group_rows, self.ctx))
-                    except ExprError:
-                        values.append(None)
-                out[var.name] = self.terms.encode_column(values)
+                key_columns.append(self.terms.encode_column(self._values_of(expr, table)))
+        visible = [k for k in key_names if not k.startswith(".key")]
+        if key_names and not table.length:
+            return Table.empty([*visible, *(v.name for v, _ in node.aggregates)])
+        first, group_of = group_ids(key_columns, table.length)
+        n_groups = len(first)
+        out = {k: c[first] for k, c in zip(key_names, key_columns, strict=True) if not k.startswith(".key")}
+        members: list[list[dict]] | None = None
+        for var, agg in node.aggregates:
+            counts = fast_count(agg, table, group_of, n_groups)
+            if counts is not None:
+                out[var.name] = count_literals(counts, self.terms.encode_column)
+                continue
+            if members is None:
+                members = self._group_members(node, table, group_of, n_groups)
+            values = []
+            for group_rows in members:
+                self.ctx.new_row()
+                try:
+                    values.append(compute_aggregate(agg, group_rows, self.ctx))
+                except ExprError:
+                    values.append(None)
+            out[var.name] = self.terms.encode_column(values)
         return Table(out, n_groups)
+
+    def _group_members(self, node: A.Group, table: Table, group_of: np.ndarray, n_groups: int):
+        """Decoded rows per group, with only the variables the aggregates read."""
+        needed: set[str] | None = set()
+        for _, agg in node.aggregates:
+            names = expression_variables(agg.expr) if agg.expr is not None else set(table.columns)
+            needed = None if (names is None or needed is None) else needed | names
+        rows = self._rows(table, None if needed is None else sorted(needed))
+        members: list[list[dict]] = [[] for _ in range(n_groups)]
+        for row, g in zip(rows, group_of.tolist(), strict=True):
+            members[g].append(row)
+        return members
 
     def _order_by(self, node: A.OrderBy) -> Table:
         table = self.run(node.pattern)
         if table.length <= 1:
             return table
-        keyed = [
-            ([order_key(v) for v in self._values_of(expr, table)], ascending)
-            for expr, ascending in node.conditions
-        ]
+        sort_keys = []
+        for expr, ascending in node.conditions:
+            if isinstance(expr, A.VarExpr):
+                ids = table.column(expr.var.name)
+            else:
+                ids = self.terms.encode_column(self._values_of(expr, table))
+            ranks = self._ranks(ids)
+            sort_keys.append(ranks if ascending else -ranks)
+        # np.lexsort is stable and takes its primary key last
+        return table.take(np.lexsort(sort_keys[::-1]))
 
-        def row_key(i: int) -> tuple:
-            return tuple(keys[i] if ascending else _Reverse(keys[i]) for keys, ascending in keyed)
+    def _ranks(self, ids: np.ndarray) -> np.ndarray:
+        """A number per row that sorts like ORDER BY's order of the row's term.
 
-        order = sorted(range(table.length), key=row_key)
-        return table.take(np.array(order, dtype=np.int64))
+        All-numeric columns sort by value directly; otherwise each distinct
+        term is ranked once (Python over distinct terms, not rows)."""
+        numbers = self.terms.numbers(ids)
+        if not np.isnan(numbers).any():
+            return numbers
+        distinct_ids, inverse = np.unique(ids, return_inverse=True)
+        keys = [order_key(t) for t in self.terms.decode_column(distinct_ids)]
+        ranked = sorted(range(len(keys)), key=keys.__getitem__)
+        rank_of = np.empty(len(keys), dtype=np.int64)
+        rank = 0
+        for position, i in enumerate(ranked):
+            if position and keys[i] != keys[ranked[position - 1]]:
+                rank += 1
+            rank_of[i] = rank
+        return rank_of[inverse.reshape(-1)]
 
     def _project(self, node: A.Project) -> Table:
         return self.run(node.pattern).project([v.name for v in node.vars])
@@ -401,19 +436,23 @@ class Executor:
         return table.take(np.arange(table.length)[node.offset : end])
 
 
-class _Reverse:
-    """Inverts the ordering of a sort key."""
+#: hidden column that carries the left row number through a bind join
+_ROW = ".row"
 
-    __slots__ = ("key",)
 
-    def __init__(self, key) -> None:
-        self.key = key
-
-    def __lt__(self, other: _Reverse) -> bool:
-        return other.key < self.key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Reverse) and other.key == self.key
+def _pattern_vars(node) -> list[str]:
+    """Variables a pattern can bind (for the columns of an empty result)."""
+    names: dict[str, None] = {}
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Variable):
+            names[item.name] = None
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif hasattr(item, "__dataclass_fields__") and not isinstance(item, A.ExistsExpr):
+            stack.extend(getattr(item, f) for f in item.__dataclass_fields__)
+    return [n for n in names if not n.startswith(".")] + [n for n in names if n.startswith(".")]
 
 
 _COMPARE = {
