@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -26,7 +26,7 @@ import numpy as np
 from engine.rdf_io import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
 from engine.sparql import algebra as A
 from engine.sparql.dataset import build_dataset
-from engine.sparql.executor import Executor
+from engine.sparql.executor import Executor, QueryCancelled
 from engine.sparql.expressions import EvalContext
 from engine.sparql.parser import parse_query, parse_update
 from engine.sparql.query_terms import QueryTerms
@@ -36,7 +36,11 @@ from engine.sparql.update import UpdateRunner
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
 from engine.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, Variable
 
+__all__ = ["QueryCancelled", "QueryResult", "Store"]
+
 PLAN_CACHE_SIZE = 512
+#: rows decoded at a time when a result is read
+ROW_CHUNK = 4096
 
 
 class QueryResult:
@@ -58,12 +62,20 @@ class QueryResult:
         return len(self._triples or [])
 
     def rows(self) -> Iterator[tuple[Term | None, ...]]:
-        """SELECT rows in result order, one term (or None when unbound) per variable."""
+        """SELECT rows in result order, one term (or None when unbound) per
+        variable. Decoded a chunk at a time, so a large result is never held
+        in memory as terms all at once."""
         table = self._table
         if table is None:
-            return iter(())
-        columns = [self._terms.decode_column(table.column(v)) for v in self.variables]
-        return zip(*columns, strict=True) if columns else iter([()] * table.length)
+            return
+        if not self.variables:
+            yield from iter([()] * table.length)
+            return
+        columns = [table.column(v) for v in self.variables]
+        decode = self._terms.decode_column
+        for start in range(0, table.length, ROW_CHUNK):
+            chunk = [decode(c[start : start + ROW_CHUNK]) for c in columns]
+            yield from zip(*chunk, strict=True)
 
     def triples(self) -> Iterator[tuple[Term, Term, Term]]:
         """CONSTRUCT / DESCRIBE triples."""
@@ -115,6 +127,15 @@ class Store:
             raise
         txn.commit()
 
+    @classmethod
+    def open(cls, path: str | Path) -> Store:
+        """Open a store written by ``rivulet load`` (memory-mapped base store)."""
+        from engine.store.base_store import open_quad_store
+
+        store = cls()
+        store._store = open_quad_store(Path(path))
+        return store
+
     def named_graphs(self) -> list[IRI]:
         return [self._store.terms.decode(g) for g in self._store.snapshot().named_graph_ids()]
 
@@ -147,13 +168,17 @@ class Store:
         return plan
 
     def query(self, text: str, base: str | None = None, default_graphs: list[str] | None = None,
-              named_graphs: list[str] | None = None) -> QueryResult:
+              named_graphs: list[str] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> QueryResult:
         """Run a query. ``default_graphs``/``named_graphs`` (the protocol's
-        default-graph-uri / named-graph-uri) override the query's FROM clauses."""
-        return self.execute(self.prepare(text, base), default_graphs, named_graphs)
+        default-graph-uri / named-graph-uri) override the query's FROM clauses.
+        ``should_stop`` is polled between operators; when it returns True the
+        query raises :class:`QueryCancelled`."""
+        return self.execute(self.prepare(text, base), default_graphs, named_graphs, should_stop)
 
     def execute(self, query: A.Query, default_graphs: list[str] | None = None,
-                named_graphs: list[str] | None = None) -> QueryResult:
+                named_graphs: list[str] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> QueryResult:
         terms = QueryTerms(self._store.terms)
         snapshot = self._store.snapshot()
         if default_graphs is not None or named_graphs is not None:
@@ -163,7 +188,7 @@ class Store:
             dataset = build_dataset(snapshot, terms, list(query.dataset.default), list(query.dataset.named))
         else:
             dataset = build_dataset(snapshot, terms)
-        executor = Executor(terms, dataset, EvalContext(base=query.base), self._service)
+        executor = Executor(terms, dataset, EvalContext(base=query.base), self._service, should_stop)
         table = executor.run(query.pattern)
         if query.form == "SELECT":
             return QueryResult("SELECT", terms, table, [v.name for v in query.variables])

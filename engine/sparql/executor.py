@@ -11,7 +11,7 @@ operator, not once per row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -46,10 +46,26 @@ class QueryDataset:
         self.named = named
 
 
-class Executor:
-    """Evaluates algebra nodes; one instance per query execution."""
+class QueryCancelled(Exception):
+    """The query was stopped from outside (time limit, client gone)."""
 
-    def __init__(self, terms: QueryTerms, dataset: QueryDataset, ctx: EvalContext, service_client=None):
+
+class Executor:
+    """Evaluates algebra nodes; one instance per query execution.
+
+    ``should_stop`` is polled before every operator: a query over its time
+    limit or whose client went away stops within one operator's work.
+    """
+
+    def __init__(
+        self,
+        terms: QueryTerms,
+        dataset: QueryDataset,
+        ctx: EvalContext,
+        service_client=None,
+        should_stop: Callable[[], bool] | None = None,
+    ):
+        self.should_stop = should_stop
         self.terms = terms
         self.dataset = dataset
         self.active = dataset.default
@@ -77,6 +93,8 @@ class Executor:
         }
 
     def run(self, node: A.Pattern) -> Table:
+        if self.should_stop is not None and self.should_stop():
+            raise QueryCancelled("query cancelled")
         return self._dispatch[node.__class__](node)
 
     # ---------------------------------------------------------------- leaves
