@@ -233,6 +233,15 @@ class Extend:
 
 
 @dataclass(frozen=True, slots=True)
+class Window:
+    """RSP-QL ``WINDOW <name> { pattern }``: the pattern matches the content of
+    the named window of a continuous query."""
+
+    name: IRI
+    pattern: Pattern
+
+
+@dataclass(frozen=True, slots=True)
 class Values:
     """Inline data. ``rows`` hold a term or None (UNDEF) per variable."""
 
@@ -297,8 +306,8 @@ class Slice:
 
 
 Pattern = (
-    BGP | PathPattern | Join | LeftJoin | Filter | Union_ | Minus | Graph | Extend | Values | Service
-    | Group | OrderBy | Project | Distinct | Reduced | Slice
+    BGP | PathPattern | Join | LeftJoin | Filter | Union_ | Minus | Graph | Window | Extend | Values
+    | Service | Group | OrderBy | Project | Distinct | Reduced | Slice
 )
 
 

@@ -42,6 +42,8 @@ class EvalContext:
     base: str | None = None
     now: Literal = field(default_factory=_current_time)
     exists: Callable[[Pattern, Mapping[Variable, Term]], bool] | None = None
+    #: extension functions by IRI (e.g. C-SPARQL's f:timestamp), given evaluated arguments
+    functions: dict[str, Callable[..., Term]] = field(default_factory=dict)
     _row_bnodes: dict[str, BNode] = field(default_factory=dict, repr=False)
     _bnode_prefix: str = field(default_factory=lambda: "q" + uuid.uuid4().hex[:10], repr=False)
     _counter: itertools.count = field(default_factory=itertools.count, repr=False)

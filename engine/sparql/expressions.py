@@ -232,6 +232,9 @@ def _call(expr: CallExpr, row: Row, ctx: EvalContext) -> Term:
 def _function(expr: FunctionExpr, row: Row, ctx: EvalContext) -> Term:
     cast = CASTS.get(expr.iri)
     if cast is None:
+        extension = ctx.functions.get(expr.iri)
+        if extension is not None:
+            return extension(*[evaluate(arg, row, ctx) for arg in expr.args])
         raise ExprError(f"unknown function <{expr.iri}>")
     if len(expr.args) != 1:
         raise ExprError(f"<{expr.iri}> takes one argument")
