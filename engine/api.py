@@ -13,6 +13,7 @@ once. Every query reads one snapshot of the store; every update is atomic.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -32,7 +33,7 @@ from engine.sparql.parser import parse_query, parse_update
 from engine.sparql.query_terms import QueryTerms
 from engine.sparql.service import ServiceClient
 from engine.sparql.table import Table
-from engine.sparql.update import UpdateRunner
+from engine.sparql.update import UpdateError, UpdateRunner
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
 from engine.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, Variable
 
@@ -92,8 +93,24 @@ class Store:
         self._service = ServiceClient(service_timeout)
 
     @property
+    def service_endpoints(self) -> dict[str, str]:
+        """SERVICE aliases, editable in place: SERVICE IRI -> the URL actually
+        called. An operator can point a public endpoint's IRI at a mirror;
+        tests point the W3C suite's example IRIs at loopback servers."""
+        return self._service.endpoints
+
+    @property
     def terms(self):
         return self._store.terms
+
+    @property
+    def quad_store(self) -> QuadStore:
+        """The ID-level store (for the stream engine, which writes into it)."""
+        return self._store
+
+    @property
+    def service_client(self) -> ServiceClient:
+        return self._service
 
     # ------------------------------------------------------------------ data
     def load(self, source: str | Path | bytes, format: str | None = None, graph: str | None = None,
@@ -199,9 +216,18 @@ class Store:
         return QueryResult("DESCRIBE", terms, triples=describe(query.describe, table, terms, dataset.default))
 
     # ---------------------------------------------------------------- update
-    def update(self, text: str, base: str | None = None) -> None:
-        """Apply a SPARQL Update request atomically: all operations or none."""
+    def update(self, text: str, base: str | None = None, using_graphs: list[str] | None = None,
+               using_named_graphs: list[str] | None = None) -> None:
+        """Apply a SPARQL Update request atomically: all operations or none.
+
+        ``using_graphs``/``using_named_graphs`` are the protocol's
+        using-graph-uri / using-named-graph-uri: they act as USING / USING NAMED
+        on every DELETE/INSERT ... WHERE operation. SPARQL 1.1 Protocol 2.2.3
+        makes it an error to give them for a request with USING, USING NAMED or
+        WITH, so such a request raises :class:`UpdateError` and changes nothing."""
         request = parse_update(text, base)
+        if using_graphs is not None or using_named_graphs is not None:
+            request = _with_protocol_dataset(request, using_graphs or [], using_named_graphs or [])
         txn = self._store.begin()
         try:
             runner = UpdateRunner(txn, _fetch_document, lambda: EvalContext(base=request.base))
@@ -210,6 +236,20 @@ class Store:
             self._store.abort(txn)
             raise
         txn.commit()
+
+
+def _with_protocol_dataset(request: A.Update, default: list[str], named: list[str]) -> A.Update:
+    """The request with the protocol's USING dataset on each Modify operation."""
+    dataset = A.Dataset(tuple(IRI(g) for g in default), tuple(IRI(g) for g in named))
+    operations = []
+    for op in request.operations:
+        if isinstance(op, A.Modify):
+            if op.using is not None or op.with_graph is not None:
+                raise UpdateError("using-graph-uri/using-named-graph-uri cannot be combined with "
+                                  "USING, USING NAMED or WITH in the request")
+            op = dataclasses.replace(op, using=dataset)
+        operations.append(op)
+    return dataclasses.replace(request, operations=tuple(operations))
 
 
 def _fetch_document(source: IRI) -> list:

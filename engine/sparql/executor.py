@@ -39,11 +39,18 @@ from engine.terms import IRI, BNode, Literal, Term, Variable
 
 
 class QueryDataset:
-    """The RDF dataset a query runs against: one default graph and named graphs."""
+    """The RDF dataset a query runs against: one default graph and named graphs;
+    for an RSP-QL continuous query also its windows, by window IRI."""
 
-    def __init__(self, default: TripleTable, named: dict[int, TripleTable]) -> None:
+    def __init__(
+        self,
+        default: TripleTable,
+        named: dict[int, TripleTable],
+        windows: dict[IRI, TripleTable] | None = None,
+    ) -> None:
         self.default = default
         self.named = named
+        self.windows = windows or {}
 
 
 class QueryCancelled(Exception):
@@ -81,6 +88,7 @@ class Executor:
             A.Union_: self._union,
             A.Minus: self._minus,
             A.Graph: self._graph,
+            A.Window: self._window,
             A.Extend: self._extend,
             A.Values: self._values,
             A.Service: self._service,
@@ -232,6 +240,17 @@ class Executor:
                 part = part.with_column(var, np.full(part.length, graph_id, dtype=np.int64))
                 parts.append(part)
             return concat(parts) if parts else Table.empty([var])
+        finally:
+            self.active = saved
+
+    def _window(self, node: A.Window) -> Table:
+        graph = self.dataset.windows.get(node.name)
+        if graph is None:
+            raise ExprError(f"unknown window <{node.name.value}>")
+        saved = self.active
+        self.active = graph
+        try:
+            return self.run(node.pattern)
         finally:
             self.active = saved
 

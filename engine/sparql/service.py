@@ -18,10 +18,15 @@ class ServiceError(Exception):
 
 
 class ServiceClient:
-    """Sends a SERVICE block's query to its endpoint and returns the solutions."""
+    """Sends a SERVICE block's query to its endpoint and returns the solutions.
 
-    def __init__(self, timeout: float = 30.0) -> None:
+    ``endpoints`` maps a SERVICE IRI to the URL actually called (SERVICE
+    aliases); IRIs not in it are called as written.
+    """
+
+    def __init__(self, timeout: float = 30.0, endpoints: dict[str, str] | None = None) -> None:
         self.timeout = timeout
+        self.endpoints = dict(endpoints or {})
 
     def __call__(self, node: A.Service, terms: QueryTerms) -> Table:
         if not isinstance(node.endpoint, A.IRI):
@@ -29,7 +34,8 @@ class ServiceClient:
                 return Table.unit()
             raise ServiceError("SERVICE with a variable endpoint is not supported")
         try:
-            return self._fetch(node.endpoint.value, node.query_text, terms)
+            url = self.endpoints.get(node.endpoint.value, node.endpoint.value)
+            return self._fetch(url, node.query_text, terms)
         except (httpx.HTTPError, ServiceError, ValueError) as exc:
             if node.silent:
                 return Table.unit()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.store.layered_table import LayeredTable
 from engine.store.triple_table import TripleTable
 from engine.terms import TermDictionary
 
@@ -61,6 +62,20 @@ class Transaction:
         if len(s) == 0 and graph_id in self.graphs:
             return
         self.graphs[graph_id] = self.table(graph_id).with_changes(TripleTable(s, p, o), None)
+
+    def append(
+        self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int
+    ) -> None:
+        """Absorb stream triples as a timestamped delta (no rebuild of the graph)."""
+        table = self.graphs.get(graph_id)
+        layered = table if isinstance(table, LayeredTable) else LayeredTable(table or TripleTable.empty())
+        self.graphs[graph_id] = layered.appended(s, p, o, ts, stream)
+
+    def compact(self, safe: dict[int, int]) -> None:
+        """Let every layered graph merge the deltas no pending window needs apart."""
+        for graph_id, table in self.graphs.items():
+            if isinstance(table, LayeredTable):
+                self.graphs[graph_id] = table.compacted(safe)
 
     def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         if graph_id not in self.graphs or len(s) == 0:

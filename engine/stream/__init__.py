@@ -1,0 +1,1 @@
+"""Continuous queries over RDF streams on the hybrid store (Wukong+S)."""

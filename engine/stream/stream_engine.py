@@ -1,0 +1,264 @@
+"""The stream side of the hybrid store: declare streams, ingest items,
+register continuous queries, fire windows in order.
+
+One ingest call is one batch: its items are checked first (a late item
+rejects the whole batch, so nothing of it is ingested), then encoded, its
+timeless triples absorbed into the stored graph of the stream as one
+timestamped delta in one store transaction (a one-shot query sees whole
+batches or nothing), all its triples appended to the stream's transient log,
+and the watermark advanced. Then every query whose next window has all its
+data fires, window after window, in order; the output of ``REGISTER STREAM``
+queries is ingested into their output streams, which may fire more queries.
+Last, transient data and stored deltas that no window can reach any more are
+freed or compacted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from engine.sparql.continuous import ContinuousQuery, parse_registration
+from engine.stream.errors import BadRegistration, DuplicateName, LateItem, UnknownQuery, UnknownStream
+from engine.stream.events import WindowEvent
+from engine.stream.registry import StreamDefinition, StreamState
+from engine.stream.running_query import RunningQuery
+from engine.terms import IRI, Term
+
+#: an item: (timestamp in ms or None for arrival time, its triples)
+Item = tuple[int | None, Sequence[tuple[Term, Term, Term]]]
+
+DEFAULT_RETAINED_EVENTS = 1000
+
+
+class StreamEngine:
+    """Streams and continuous queries over one :class:`engine.api.Store`."""
+
+    def __init__(self, store, retain_events: int = DEFAULT_RETAINED_EVENTS) -> None:
+        self.store = store
+        self.retain_events = retain_events
+        self._lock = threading.RLock()
+        self.streams: dict[str, StreamState] = {}
+        self.queries: dict[str, RunningQuery] = {}
+        self._next_stream_number = 0
+
+    # ---------------------------------------------------------------- streams
+    def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
+        """Declare (or redeclare with new settings) a stream; ``True`` if new."""
+        with self._lock:
+            other = self._stream_by_iri(definition.iri)
+            if other is not None and other.definition.name != definition.name:
+                raise DuplicateName(f"stream IRI <{definition.iri.value}> is already declared "
+                                    f"as {other.definition.name!r}")
+            encode = self.store.terms.encode
+            timing_ids = np.array([encode(IRI(p)) for p in definition.timing], dtype=np.int64)
+            timeless_ids = (None if definition.timeless is None else
+                            np.array([encode(IRI(p)) for p in definition.timeless], dtype=np.int64))
+            existing = self.streams.get(definition.name)
+            if existing is not None:
+                existing.definition = definition
+                existing.timing_ids, existing.timeless_ids = timing_ids, timeless_ids
+                existing.graph_id = encode(definition.stored_graph)
+                return existing, False
+            state = StreamState(definition, self._next_stream_number, timing_ids, timeless_ids,
+                                encode(definition.stored_graph))
+            self._next_stream_number += 1
+            self.streams[definition.name] = state
+            return state, True
+
+    def stream(self, name: str) -> StreamState:
+        state = self.streams.get(name)
+        if state is None:
+            raise UnknownStream(f"unknown stream {name!r}")
+        return state
+
+    def _stream_by_iri(self, iri: IRI) -> StreamState | None:
+        for state in self.streams.values():
+            if state.definition.iri == iri:
+                return state
+        return None
+
+    # ----------------------------------------------------------------- ingest
+    def ingest(self, name: str, items: Iterable[Item]) -> dict:
+        """Ingest one batch of items into stream ``name``; returns a summary."""
+        with self._lock:
+            state = self.stream(name)
+            received = time.time()
+            stamped = self._check_order(state, list(items), int(received * 1000))
+            events = self._ingest(state, stamped, received)
+            return {
+                "stream": name,
+                "items": len(stamped),
+                "triples": sum(len(t) for _, t in stamped),
+                "watermark_ms": state.watermark,
+                "windows_fired": len(events),
+            }
+
+    def heartbeat(self, name: str, timestamp: int) -> dict:
+        return self.ingest(name, [(timestamp, [])])
+
+    @staticmethod
+    def _check_order(state: StreamState, items: list[Item], now_ms: int) -> list[tuple[int, Sequence]]:
+        stamped = []
+        last = state.watermark
+        for ts, triples in items:
+            ts = now_ms if ts is None else int(ts)
+            if last is not None and ts < last:
+                raise LateItem(state.definition.name, ts, last)
+            last = ts
+            stamped.append((ts, triples))
+        return stamped
+
+    def _ingest(self, state: StreamState, items: list[tuple[int, Sequence]], received: float) -> list:
+        self._absorb(state, items)
+        events = self._fire_due(received)
+        self._reclaim()
+        return events
+
+    def _absorb(self, state: StreamState, items: list[tuple[int, Sequence]]) -> None:
+        """Encode a batch, absorb its timeless triples into the stream's stored
+        graph (one transaction), log all its triples, advance the watermark."""
+        quad_store = self.store.quad_store
+        data_items = [(ts, triples) for ts, triples in items if len(triples)]
+        txn = quad_store.begin()
+        try:
+            encode = quad_store.terms.encode
+            flat = [
+                (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
+            ]
+            if flat:
+                ts, s, p, o = (np.array(c, dtype=np.int64) for c in zip(*flat, strict=True))
+                timeless = ~state.is_timing(p)
+                txn.create(state.graph_id)
+                if timeless.any():
+                    txn.append(state.graph_id, s[timeless], p[timeless], o[timeless], ts[timeless],
+                               state.number)
+        except BaseException:
+            quad_store.abort(txn)
+            raise
+        txn.commit()
+        if flat:
+            state.log.append(ts, s, p, o)
+            for query in self.queries.values():
+                if state in query.streams:
+                    query.start_at(data_items[0][0])
+        if items:
+            state.watermark = items[-1][0]
+        state.record(len(data_items), len(flat))
+
+    # ------------------------------------------------------------------ queries
+    def register(self, text: str, base: str | None = None) -> RunningQuery:
+        """Parse, plan and register a continuous query (once: it is a stored procedure)."""
+        spec = parse_registration(text, base)
+        return self.register_parsed(spec)
+
+    def register_parsed(self, spec: ContinuousQuery) -> RunningQuery:
+        with self._lock:
+            if spec.name in self.queries:
+                raise DuplicateName(f"a query named {spec.name!r} is already registered")
+            streams = []
+            for window in spec.windows:
+                state = self._stream_by_iri(window.stream)
+                if state is None:
+                    raise UnknownStream(f"unknown stream <{window.stream.value}>: declare it first "
+                                        "(PUT /streams/{name})")
+                streams.append(state)
+            if spec.output_stream is not None:
+                if spec.query.form != "CONSTRUCT":
+                    raise BadRegistration("REGISTER STREAM needs a CONSTRUCT query")
+                if self._stream_by_iri(spec.output_stream) is None:
+                    self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
+            running = RunningQuery(spec, streams, self.retain_events)
+            self.queries[spec.name] = running
+            return running
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            if self.queries.pop(name, None) is None:
+                raise UnknownQuery(f"unknown query {name!r}")
+            self._reclaim()
+
+    def query(self, name: str) -> RunningQuery:
+        running = self.queries.get(name)
+        if running is None:
+            raise UnknownQuery(f"unknown query {name!r}")
+        return running
+
+    # ----------------------------------------------------------------- firing
+    def _fire_due(self, received: float) -> list[WindowEvent]:
+        """Evaluate every window whose data is complete, in window order per
+        query, until no query is due (outputs of REGISTER STREAM may make more due)."""
+        fired: list[WindowEvent] = []
+        progress = True
+        while progress:
+            progress = False
+            for running in list(self.queries.values()):
+                while (close := running.due()) is not None:
+                    event = running.evaluate(
+                        self.store.quad_store, self.store.service_client, close, received
+                    )
+                    running.publish(event)
+                    fired.append(event)
+                    progress = True
+                    if running.spec.output_stream is not None:
+                        self._emit(running, event)
+        return fired
+
+    def _emit(self, running: RunningQuery, event: WindowEvent) -> None:
+        """The constructed triples of a window become an item of the output stream
+        at the window's close (queries reading it fire in the same loop). An
+        output older than that stream's watermark (only possible if a producer
+        also heartbeats it) cannot be reordered and is left out."""
+        target = self._stream_by_iri(running.spec.output_stream)
+        if target.watermark is not None and event.end_ms < target.watermark:
+            return
+        self._absorb(target, [(event.end_ms, event.triples)])
+
+    # --------------------------------------------------------------- reclaim
+    def _reclaim(self) -> None:
+        """Free transient data no window can reach; compact stored deltas no
+        pending window needs to see apart."""
+        safe: dict[int, int] = {}
+        for state in self.streams.values():
+            before_ts: int | None = None
+            before_seq: int | None = None
+            readers = [q for q in self.queries.values() if state in q.streams]
+            for q in readers:
+                ts, seq = q.oldest_needed()
+                if ts is not None:
+                    before_ts = ts if before_ts is None else min(before_ts, ts)
+                if seq is not None:
+                    before_seq = seq if before_seq is None else min(before_seq, seq)
+                pending = q.pending_close_ms()
+                if pending is not None:
+                    safe[state.number] = min(safe.get(state.number, pending), pending)
+            if readers and before_ts is None and before_seq is None:
+                continue  # readers waiting for their first item: nothing is old yet
+            state.log.expire(before_ts, before_seq)
+        quad_store = self.store.quad_store
+        txn = quad_store.begin()
+        try:
+            txn.compact(safe)
+        except BaseException:
+            quad_store.abort(txn)
+            raise
+        txn.commit()
+
+    def advance_idle(self, now_ms: int) -> None:
+        """Move the watermark of idle streams with the wall-clock policy."""
+        with self._lock:
+            for state in self.streams.values():
+                definition = state.definition
+                if definition.idle != "wallclock":
+                    continue
+                mark = now_ms - definition.idle_lag_ms
+                if state.watermark is None or mark > state.watermark:
+                    self._ingest(state, [(mark, [])], time.time())
+
+
+def _local_name(iri: IRI) -> str:
+    tail = iri.value.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+    return tail or "stream"
