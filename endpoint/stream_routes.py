@@ -1,0 +1,161 @@
+"""``/streams``: declare RDF streams, list them, and post items to them.
+
+``PUT /streams/{name}`` declares (or re-declares) a stream from a JSON body;
+``POST /streams/{name}`` ingests one item (N-Triples, Turtle or JSON-LD, with
+its timestamp in the ``X-Timestamp`` header or ``timestamp`` parameter,
+arrival time when absent; an empty body is a heartbeat) or many items in
+timestamped N-Triples. A malformed body is 400 and nothing of it is
+ingested; a late item is 409 with its timestamp.
+"""
+
+from __future__ import annotations
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from endpoint.access import require_write
+from endpoint.settings import Settings
+from endpoint.workers import Workers
+from engine.ntriples import NTriplesError, parse_lines
+from engine.rdf_io import MEDIA_TYPE_FORMATS, parse_rdf
+from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
+from engine.stream.batch_format import parse_batch, parse_timestamp
+from engine.stream.errors import StreamError
+from engine.stream.registry import StreamDefinition
+from engine.stream.stream_engine import StreamEngine
+from engine.terms import IRI
+
+IDLE_POLICIES = ("none", "wallclock")
+
+
+def stream_error(exc: StreamError) -> HTTPException:
+    return HTTPException(exc.status, str(exc))
+
+
+class StreamRoutes:
+    def __init__(self, engine: StreamEngine, settings: Settings, workers: Workers) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.workers = workers
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/streams", self.list_streams, methods=["GET"]),
+            Route("/streams/{name}", self.declare, methods=["PUT"]),
+            Route("/streams/{name}", self.describe, methods=["GET"]),
+            Route("/streams/{name}", self.ingest, methods=["POST"]),
+        ]
+
+    async def list_streams(self, request: Request) -> Response:
+        return JSONResponse({"streams": [s.to_json() for s in self.engine.streams.values()]})
+
+    async def describe(self, request: Request) -> Response:
+        try:
+            return JSONResponse(self.engine.stream(request.path_params["name"]).to_json())
+        except StreamError as exc:
+            raise stream_error(exc) from exc
+
+    async def declare(self, request: Request) -> Response:
+        require_write(request, self.settings)
+        name = request.path_params["name"]
+        definition = _definition(name, await request.body(), str(request.url))
+        try:
+            state, created = await self.workers.call(self.engine.declare_stream, definition)
+        except StreamError as exc:
+            raise stream_error(exc) from exc
+        return JSONResponse(state.to_json(), status_code=201 if created else 200,
+                            headers={"Location": str(request.url)})
+
+    async def ingest(self, request: Request) -> Response:
+        require_write(request, self.settings)
+        name = request.path_params["name"]
+        if name not in self.engine.streams:
+            raise HTTPException(404, f"unknown stream {name!r}")
+        body = await request.body()
+        media = request.headers.get("content-type", "application/n-triples").split(";")[0].strip().lower()
+        items = await self.workers.call(_items, body, media, _timestamp(request))
+        try:
+            summary = await self.workers.call(self.engine.ingest, name, items)
+        except StreamError as exc:
+            raise stream_error(exc) from exc
+        return JSONResponse(summary, status_code=202)
+
+
+def _timestamp(request: Request) -> int | None:
+    text = request.headers.get("x-timestamp") or request.query_params.get("timestamp")
+    if text is None:
+        return None
+    try:
+        return parse_timestamp(text)
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from exc
+
+
+def _items(body: bytes, media: str, timestamp: int | None) -> list:
+    """The items of a POST body; raises 400/415 before anything is ingested."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPException(400, f"the body is not UTF-8: {exc}") from exc
+    if media == BATCH_MEDIA_TYPE:
+        if timestamp is not None:
+            raise HTTPException(400, "timestamped N-Triples carry their own timestamps: "
+                                     "drop the X-Timestamp header / timestamp parameter")
+        try:
+            return parse_batch(text)
+        except StreamError as exc:
+            raise stream_error(exc) from exc
+    if not text.strip():
+        if timestamp is None:
+            raise HTTPException(400, "an empty item (heartbeat) needs a timestamp")
+        return [(timestamp, [])]
+    if media in ("application/n-triples", "text/plain"):
+        try:
+            triples = [(s, p, o) for _, (s, p, o, g) in parse_lines(text)]
+        except NTriplesError as exc:
+            raise HTTPException(400, f"malformed N-Triples, nothing was ingested: {exc}") from exc
+        return [(timestamp, triples)]
+    fmt = MEDIA_TYPE_FORMATS.get(media)
+    if fmt is None or fmt in ("nquads", "trig"):
+        raise HTTPException(415, f"unsupported item type {media!r}; use application/n-triples, text/turtle, "
+                                 f"application/ld+json or {BATCH_MEDIA_TYPE}")
+    try:
+        triples = [(s, p, o) for s, p, o, _ in parse_rdf(body, fmt)]
+    except Exception as exc:  # rdflib raises many kinds; all mean a malformed body
+        raise HTTPException(400, f"malformed {media} item, nothing was ingested: {exc}") from exc
+    return [(timestamp, triples)]
+
+
+def _definition(name: str, body: bytes, url: str) -> StreamDefinition:
+    """A stream definition from the PUT body (JSON; every field optional)."""
+    try:
+        spec = orjson.loads(body) if body.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        raise HTTPException(400, f"the stream definition is not JSON: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise HTTPException(400, "the stream definition must be a JSON object")
+    unknown = set(spec) - {"iri", "timing", "timeless", "graph", "idle", "idle_lag_ms"}
+    if unknown:
+        raise HTTPException(400, f"unknown fields in the stream definition: {sorted(unknown)}")
+    idle = spec.get("idle", "none")
+    if idle not in IDLE_POLICIES:
+        raise HTTPException(400, f"idle must be one of {IDLE_POLICIES}, not {idle!r}")
+    lag = spec.get("idle_lag_ms", 1000)
+    if not isinstance(lag, int) or lag < 0:
+        raise HTTPException(400, "idle_lag_ms must be a non-negative integer")
+    for key in ("timing", "timeless"):
+        value = spec.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise HTTPException(400, f"{key} must be a list of predicate IRIs")
+    return StreamDefinition(
+        name=name,
+        iri=IRI(spec.get("iri") or url),
+        timing=frozenset(spec.get("timing") or ()),
+        timeless=None if spec.get("timeless") is None else frozenset(spec["timeless"]),
+        graph=IRI(spec["graph"]) if spec.get("graph") else None,
+        idle=idle,
+        idle_lag_ms=lag,
+    )

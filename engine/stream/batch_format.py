@@ -1,0 +1,82 @@
+"""Timestamped N-Triples: the line-oriented format for many stream items in one body.
+
+Each line is a timestamp, then optionally one N-Triples statement::
+
+    # comments and blank lines are ignored
+    1700000000000 <http://ex/s1> <http://ex/temp> "21.5"^^<http://www.w3.org/2001/XMLSchema#double> .
+    1700000000000 <http://ex/s1> <http://ex/at> <http://ex/room1> .
+    1700000000500 <http://ex/s2> <http://ex/temp> "19.0"^^<http://www.w3.org/2001/XMLSchema#double> .
+    1700000001000
+
+The timestamp is milliseconds since the Unix epoch or an ``xsd:dateTime``
+(``2023-11-14T22:13:20Z``; without a zone, UTC). Consecutive lines with the
+same timestamp form one item; a line with a timestamp alone is a heartbeat.
+Timestamps must not decrease within a body. The format streams (a producer
+appends lines) and is trivially produced by ``awk`` from N-Triples.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from engine.ntriples import NTriplesError, parse_statement
+from engine.stream.errors import StreamError
+
+MEDIA_TYPE = "application/x-timestamped-ntriples"
+
+
+class BatchFormatError(StreamError):
+    """A malformed batch body; ``line`` is 1-based."""
+
+    status = 400
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+def parse_timestamp(text: str) -> int:
+    """Milliseconds since the epoch from an integer or an xsd:dateTime."""
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"not a timestamp (milliseconds or xsd:dateTime): {text!r}") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def parse_batch(text: str) -> list[tuple[int, list]]:
+    """Items ``(timestamp, triples)`` in body order."""
+    items: list[tuple[int, list]] = []
+    last: int | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        head, _, rest = stripped.partition(" ")
+        if "\t" in head:
+            head, _, tail = head.partition("\t")
+            rest = tail + " " + rest
+        try:
+            ts = parse_timestamp(head)
+        except ValueError as exc:
+            raise BatchFormatError(str(exc), number) from exc
+        if last is not None and ts < last:
+            raise BatchFormatError(f"timestamp {ts} is older than the line before ({last})", number)
+        if last != ts or not items:
+            items.append((ts, []))
+        last = ts
+        rest = rest.strip()
+        if rest:
+            try:
+                s, p, o, g = parse_statement(rest, number)
+            except NTriplesError as exc:
+                raise BatchFormatError(str(exc).split(": ", 1)[1], number) from exc
+            if g is not None:
+                raise BatchFormatError("a stream item holds triples, not quads", number)
+            items[-1][1].append((s, p, o))
+    return items
