@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint conformance bench clean
+.PHONY: install test lint conformance bench clean run
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: lint
 
 conformance: install
 	$(PY) -m tests.conformance
+
+# the endpoint on http://127.0.0.1:8000/sparql with the demo dataset loaded
+run: install
+	$(VENV)/bin/rivulet serve --data endpoint/demo/rivers.trig
 
 bench: install
 	$(PY) -m benchmarks.parse_time

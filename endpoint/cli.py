@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from endpoint import replay_command, serve
 from engine.api import Store
 from engine.sparql.results_formats import write_boolean, write_select
 
@@ -42,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("--data", action="append", default=[], help="RDF file to load (repeatable)")
     query.add_argument("--format", default="tsv", choices=["json", "xml", "csv", "tsv"])
     query.set_defaults(run=_query)
+    serve.add_parser(commands)
+    replay_command.add_parser(commands)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -37,8 +37,6 @@ log = logging.getLogger("rivulet.endpoint")
 
 #: events a subscriber may have waiting before it is considered stalled
 SUBSCRIBER_QUEUE = 256
-#: seconds between SSE heartbeat comments
-PING_SECONDS = 15
 #: seconds one send may take before the subscriber is dropped
 SEND_TIMEOUT = 30
 
@@ -137,7 +135,7 @@ class QueryRoutes:
             finally:
                 running.unsubscribe(deliver)
 
-        return EventSourceResponse(stream(), ping=PING_SECONDS, send_timeout=SEND_TIMEOUT,
+        return EventSourceResponse(stream(), ping=self.settings.sse_ping, send_timeout=SEND_TIMEOUT,
                                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 

@@ -73,11 +73,13 @@ class StreamState:
             timing |= ~np.isin(predicates, self.timeless_ids)
         return timing
 
-    def record(self, items: int, triples: int) -> None:
+    def record(self, items: int, triples: int, from_producer: bool = True) -> None:
+        """Count a batch; the idle clock's own heartbeats do not make a stream active."""
         now = time.time()
         self.items += items
         self.triples += triples
-        self.last_arrival = now
+        if from_producer:
+            self.last_arrival = now
         self._recent.append((now, triples))
 
     def rate(self, horizon_s: float = 10.0) -> float:

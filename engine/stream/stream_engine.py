@@ -32,6 +32,8 @@ from engine.terms import IRI, Term
 Item = tuple[int | None, Sequence[tuple[Term, Term, Term]]]
 
 DEFAULT_RETAINED_EVENTS = 1000
+#: how often the idle clock moves the watermark of idle wall-clock streams
+IDLE_TICK_SECONDS = 0.1
 
 
 class StreamEngine:
@@ -44,6 +46,8 @@ class StreamEngine:
         self.streams: dict[str, StreamState] = {}
         self.queries: dict[str, RunningQuery] = {}
         self._next_stream_number = 0
+        self._idle_clock: threading.Thread | None = None
+        self._closed = threading.Event()
 
     # ---------------------------------------------------------------- streams
     def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
@@ -67,6 +71,8 @@ class StreamEngine:
                                 encode(definition.stored_graph))
             self._next_stream_number += 1
             self.streams[definition.name] = state
+            if definition.idle == "wallclock":
+                self._start_idle_clock()
             return state, True
 
     def stream(self, name: str) -> StreamState:
@@ -112,13 +118,18 @@ class StreamEngine:
             stamped.append((ts, triples))
         return stamped
 
-    def _ingest(self, state: StreamState, items: list[tuple[int, Sequence]], received: float) -> list:
-        self._absorb(state, items)
+    def _ingest(
+        self, state: StreamState, items: list[tuple[int, Sequence]], received: float,
+        from_producer: bool = True,
+    ) -> list:
+        self._absorb(state, items, from_producer)
         events = self._fire_due(received)
         self._reclaim()
         return events
 
-    def _absorb(self, state: StreamState, items: list[tuple[int, Sequence]]) -> None:
+    def _absorb(
+        self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True
+    ) -> None:
         """Encode a batch, absorb its timeless triples into the stream's stored
         graph (one transaction), log all its triples, advance the watermark."""
         quad_store = self.store.quad_store
@@ -147,7 +158,7 @@ class StreamEngine:
                     query.start_at(data_items[0][0])
         if items:
             state.watermark = items[-1][0]
-        state.record(len(data_items), len(flat))
+        state.record(len(data_items), len(flat), from_producer)
 
     # ------------------------------------------------------------------ queries
     def register(self, text: str, base: str | None = None) -> RunningQuery:
@@ -247,6 +258,23 @@ class StreamEngine:
             raise
         txn.commit()
 
+    def _start_idle_clock(self) -> None:
+        """A daemon thread that advances idle streams' watermarks (started on
+        the first stream that asks for it; ``close`` stops it)."""
+        if self._idle_clock is not None:
+            return
+
+        def tick() -> None:
+            while not self._closed.wait(IDLE_TICK_SECONDS):
+                self.advance_idle(int(time.time() * 1000))
+
+        self._idle_clock = threading.Thread(target=tick, name="rivulet-idle-clock", daemon=True)
+        self._idle_clock.start()
+
+    def close(self) -> None:
+        """Stop background work (the idle clock)."""
+        self._closed.set()
+
     def advance_idle(self, now_ms: int) -> None:
         """Move the watermark of idle streams with the wall-clock policy."""
         with self._lock:
@@ -254,9 +282,12 @@ class StreamEngine:
                 definition = state.definition
                 if definition.idle != "wallclock":
                     continue
+                idle_since = None if state.last_arrival is None else state.last_arrival * 1000
+                if idle_since is not None and now_ms - idle_since < definition.idle_lag_ms:
+                    continue  # not idle: the producer's own timestamps drive the watermark
                 mark = now_ms - definition.idle_lag_ms
                 if state.watermark is None or mark > state.watermark:
-                    self._ingest(state, [(mark, [])], time.time())
+                    self._ingest(state, [(mark, [])], time.time(), from_producer=False)
 
 
 def _local_name(iri: IRI) -> str:

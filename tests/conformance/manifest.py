@@ -23,13 +23,15 @@ DAWGT = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-dawg#")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITE_ROOT = REPO_ROOT.parent / "shared" / "conformance" / "w3c" / "sparql11"
 
+HTTP_LEVEL = "run over HTTP against live servers (tests/http); see [conformance-http.md](conformance-http.md)"
+
 #: folders not evaluated here, with the reason printed in the report
 SKIPPED_FOLDERS = {
     "entailment": "needs RDFS/OWL entailment regimes, which the engine does not implement",
-    "service": "federated SERVICE tests need live HTTP endpoints; run separately",
-    "protocol": "SPARQL protocol tests are HTTP-level; a separate issue",
-    "graph-store-protocol": "Graph Store Protocol tests (http-rdf-update) are HTTP-level; a separate issue",
-    "service-description": "service description tests are HTTP-level; a separate issue",
+    "service": HTTP_LEVEL,
+    "protocol": HTTP_LEVEL,
+    "graph-store-protocol": HTTP_LEVEL,
+    "service-description": HTTP_LEVEL,
 }
 
 #: approval states whose tests the working group took back

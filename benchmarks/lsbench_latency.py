@@ -1,0 +1,366 @@
+"""LSBench L1-L6 latency at 1M stored triples: heartbeat that closes a window -> its event.
+
+Wukong+S reports, per query, the time from a window's close to its result.
+Here the close is explicit: the producer sends the data of ``[t - 100 ms, t)``,
+then a heartbeat at ``t``, and the clock runs from sending that heartbeat to
+receiving the window's event. Two ways:
+
+* engine: ``StreamEngine.ingest(stream, [(t, [])])`` -> the subscriber callback;
+* HTTP: a real uvicorn server in a child process (so that client and server
+  do not share one interpreter lock); ``POST /streams/{s}`` with the heartbeat
+  -> the ``window`` event read by an httpx client from
+  ``GET /queries/{q}/events`` (SSE).
+
+Each query runs alone (registered, timed, unregistered), so its latency does
+not include the other five's evaluations; stream time goes on from one query
+to the next. The streams' rates are the paper's scaled down (``--scale``) to
+what one Python process on a small machine ingests in real time; the report
+gives the ingest load (ingest wall time / stream time, below 1 = sustained).
+Latencies are medians and 99th percentiles over ``--windows`` windows after
+``RANGE/STEP`` warm-up windows (so every timed window is full).
+
+    python -m benchmarks.lsbench_latency [--triples 1000000] [--windows 200] [--no-http]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import queue
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+import orjson
+
+from benchmarks import machine_description, markdown_table, write_section
+from benchmarks.lsbench_data import (
+    DEFAULT_SEED,
+    HISTORY_GRAPH,
+    SOCIAL_GRAPH,
+    STREAMS,
+    Item,
+    LSBenchData,
+    StreamGenerator,
+    generate,
+    scaled_rates,
+)
+from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
+from benchmarks.query_latency import size_label
+from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
+
+LSBENCH_DOC = Path(__file__).resolve().parent.parent / "docs" / "lsbench.md"
+WARMUP_WINDOWS = RANGE_MS // STEP_MS
+EVENT_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Latencies:
+    """Timed windows of one query: latency (ms) and rows of each, and the
+    wall time spent ingesting against the stream time it covered."""
+
+    samples_ms: list[float] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+    ingest_s: float = 0.0
+    stream_s: float = 0.0
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def p99_ms(self) -> float:
+        return float(np.percentile(self.samples_ms, 99))
+
+    @property
+    def load(self) -> float:
+        return self.ingest_s / self.stream_s
+
+
+# ------------------------------------------------------------------- engine
+def load_store(data: LSBenchData):
+    """The stored graphs in a fresh Store: social (read by FROM) and history."""
+    from engine.api import Store  # late: the engine may be mid-change
+
+    store = Store()
+    store.add(data.social_triples(), graph=SOCIAL_GRAPH)
+    store.add(data.history_triples(), graph=HISTORY_GRAPH)
+    return store
+
+
+def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int) -> dict[str, Latencies]:
+    from engine.stream.registry import StreamDefinition
+    from engine.stream.stream_engine import StreamEngine
+
+    engine = StreamEngine(store)
+    for spec in STREAMS.values():
+        engine.declare_stream(StreamDefinition(spec.name, spec.iri, timing=spec.timing))
+    generator = StreamGenerator(data, scaled_rates(scale), seed)
+    out: dict[str, Latencies] = {}
+    for query in QUERIES:
+        arrivals: dict[int, tuple[float, int]] = {}
+        running = engine.register(query.registration())
+        running.subscribe(_recorder(arrivals))
+        result = out[query.name] = Latencies()
+        gc.collect()
+        for i in range(WARMUP_WINDOWS + windows):
+            close = generator.now + STEP_MS
+            items = generator.advance(close)
+            started = time.perf_counter()
+            for name in query.streams:
+                if items[name]:
+                    engine.ingest(name, items[name])
+            for name in query.streams[:-1]:
+                engine.heartbeat(name, close)
+            sent = time.perf_counter()
+            engine.heartbeat(query.streams[-1], close)
+            if i >= WARMUP_WINDOWS:
+                received, rows = arrivals[close]
+                result.samples_ms.append((received - sent) * 1000)
+                result.rows.append(rows)
+                result.ingest_s += time.perf_counter() - started
+                result.stream_s += STEP_MS / 1000
+        engine.unregister(query.name)
+        _progress("engine", query, result)
+    return out
+
+
+def _recorder(arrivals: dict[int, tuple[float, int]]):
+    """A subscriber noting when each window's event arrived, and its rows."""
+    def record(event) -> None:
+        arrivals[event.end_ms] = (time.perf_counter(), len(event.rows))
+
+    return record
+
+
+# --------------------------------------------------------------------- HTTP
+def http_wired() -> bool:
+    """Whether ``create_app`` serves the stream and query routes yet."""
+    from endpoint.app import create_app
+    from engine.api import Store
+
+    return any(getattr(r, "path", None) == "/queries" for r in create_app(Store()).routes)
+
+
+def serve(triples: int, seed: int, port: int) -> None:
+    """The child process: the same stored data, served by uvicorn on loopback."""
+    import uvicorn
+
+    from endpoint.app import create_app
+
+    store = load_store(generate(triples, seed))
+    uvicorn.run(create_app(store), host="127.0.0.1", port=port, log_level="warning")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _batch(items: list[Item]) -> bytes:
+    """Items as timestamped N-Triples (engine/stream/batch_format.py)."""
+    return "".join(f"{ts} {s.n3()} {p.n3()} {o.n3()} .\n"
+                   for ts, triples in items for s, p, o in triples).encode()
+
+
+class EventReader(threading.Thread):
+    """Reads one query's SSE stream; queues ``(window end, receipt time, rows)``."""
+
+    def __init__(self, base: str, name: str) -> None:
+        super().__init__(daemon=True)
+        self.client = httpx.Client(base_url=base, timeout=httpx.Timeout(10.0, read=None))
+        self.name = name
+        self.events: queue.Queue[tuple[int, float, int]] = queue.Queue()
+        self.ready = threading.Event()
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with self.client.stream("GET", f"/queries/{self.name}/events") as response:
+                response.raise_for_status()
+                self.ready.set()
+                data: list[str] = []
+                for line in response.iter_lines():
+                    if line.startswith("data:"):
+                        data.append(line[5:].removeprefix(" "))
+                    elif not line and data:  # a blank line ends an event (SSE)
+                        received = time.perf_counter()
+                        event = orjson.loads("\n".join(data))
+                        data = []
+                        self.events.put((event["window"]["end_ms"], received, event["rows"]))
+        except (httpx.HTTPError, RuntimeError, orjson.JSONDecodeError) as exc:  # stop(), or the server
+            self.failure = exc
+            self.ready.set()
+
+    def wait_for(self, close: int) -> tuple[float, int]:
+        while True:
+            try:
+                end, received, rows = self.events.get(timeout=EVENT_TIMEOUT_S)
+            except queue.Empty:
+                raise RuntimeError(f"no event for window {close} of {self.name}: {self.failure}") from None
+            if end == close:
+                return received, rows
+
+    def stop(self) -> None:
+        self.client.close()
+
+
+def http_latencies(data: LSBenchData, triples: int, scale: float, windows: int,
+                   seed: int) -> dict[str, Latencies]:
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "benchmarks.lsbench_latency", "--serve",
+                               "--port", str(port), "--triples", str(triples), "--seed", str(seed)])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        client = httpx.Client(base_url=base, timeout=60.0)
+        _wait_until_up(client, server)
+        for spec in STREAMS.values():
+            client.put(f"/streams/{spec.name}", json={"iri": spec.iri.value,
+                                                       "timing": sorted(spec.timing)}).raise_for_status()
+        generator = StreamGenerator(data, scaled_rates(scale), seed)
+        out = {q.name: _http_query(client, base, q, generator, windows) for q in QUERIES}
+        client.close()
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_until_up(client: httpx.Client, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited with {server.returncode}")
+        try:
+            if client.get("/streams").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the server did not come up in 300 s")
+
+
+def _http_query(client: httpx.Client, base: str, query: LSBenchQuery, generator: StreamGenerator,
+                windows: int) -> Latencies:
+    client.post("/queries", content=query.registration(),
+                headers={"Content-Type": "application/sparql-query"}).raise_for_status()
+    reader = EventReader(base, query.name)
+    reader.start()
+    reader.ready.wait(30)
+    if reader.failure is not None:
+        raise RuntimeError(f"cannot read the events of {query.name}: {reader.failure}")
+    result = Latencies()
+    for i in range(WARMUP_WINDOWS + windows):
+        close = generator.now + STEP_MS
+        items = generator.advance(close)
+        started = time.perf_counter()
+        for name in query.streams:
+            if items[name]:
+                client.post(f"/streams/{name}", content=_batch(items[name]),
+                            headers={"Content-Type": BATCH_MEDIA_TYPE}).raise_for_status()
+        for name in query.streams[:-1]:
+            client.post(f"/streams/{name}", headers={"X-Timestamp": str(close)}).raise_for_status()
+        sent = time.perf_counter()
+        client.post(f"/streams/{query.streams[-1]}", headers={"X-Timestamp": str(close)}).raise_for_status()
+        received, rows = reader.wait_for(close)
+        if i >= WARMUP_WINDOWS:
+            result.samples_ms.append((received - sent) * 1000)
+            result.rows.append(rows)
+            result.ingest_s += time.perf_counter() - started
+            result.stream_s += STEP_MS / 1000
+    reader.stop()
+    client.delete(f"/queries/{query.name}").raise_for_status()
+    _progress("http", query, result)
+    return result
+
+
+# ------------------------------------------------------------------- report
+def _progress(kind: str, query: LSBenchQuery, r: Latencies) -> None:
+    print(f"  {kind:<6} {query.name}: median {r.median_ms:.3g} ms, p99 {r.p99_ms:.3g} ms, "
+          f"rows/window {statistics.median(r.rows):g}, ingest load {r.load:.2f}", flush=True)
+
+
+HEADERS = ["query", "streams", "rows / window", "engine median ms", "engine p99 ms", "engine load",
+           "HTTP median ms", "HTTP p99 ms", "HTTP load", "Wukong+S (paper) ms", "C-SPARQL (paper) ms"]
+
+
+def report(engine: dict[str, Latencies], http: dict[str, Latencies] | None, args: argparse.Namespace,
+           data: LSBenchData) -> str:
+    rows = []
+    for q in QUERIES:
+        e, h = engine[q.name], (http or {}).get(q.name)
+        rows.append([q.name, " + ".join(q.streams), float(statistics.median(e.rows)), e.median_ms, e.p99_ms,
+                     e.load, h.median_ms if h else "-", h.p99_ms if h else "-", h.load if h else "-",
+                     q.paper_wukong_ms, float(q.paper_csparql_ms)])
+    rates = ", ".join(f"{name} {spec.paper_triples_per_s * args.scale:,.0f}"
+                      for name, spec in STREAMS.items())
+    http_note = ("HTTP: the same rates, the items posted as timestamped N-Triples, one body per "
+                 "stream and 100 ms step." if http else f"HTTP: not measured ({args.http_skipped}).")
+    return (
+        f"Machine: {machine_description()}.\n\n"
+        f"Data: `benchmarks.lsbench_data` with {len(data):,} stored triples "
+        f"({sum(len(b.s) for b in data.social):,} in the social graph the queries read with `FROM`, "
+        f"the rest history), seed {args.seed}; queries `benchmarks.lsbench_queries` "
+        f"(`[RANGE 1s STEP 100ms]`).\n\n"
+        f"Latency: from sending the heartbeat that closes a window (after that window's data) to "
+        f"receiving its event; median and 99th percentile over {args.windows} windows per query, "
+        f"after {WARMUP_WINDOWS} warm-up windows. Each query runs alone. The streams run at "
+        f"{args.scale:g} x the paper's rates ({rates} triples/s; only the query's own streams are "
+        f"fed). {http_note} *load* is ingest wall time / stream time: below 1, this machine keeps "
+        f"up with the streams in real time. The paper's figures (Wukong+S and the C-SPARQL engine, "
+        f"one node, 118M stored triples, full rates, C++ with RDMA-era hardware) are for "
+        f"context, not a like-for-like comparison.\n\n"
+        + markdown_table(HEADERS, rows)
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--triples", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--windows", type=int, default=200, help="timed windows per query")
+    parser.add_argument("--scale", type=float, default=0.05, help="stream rates / the paper's")
+    parser.add_argument("--no-http", action="store_true", help="engine-level latencies only")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the docs")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.triples, args.seed, args.port)
+        return
+
+    started = time.perf_counter()
+    data = generate(args.triples, args.seed)
+    store = load_store(data)
+    print(f"{len(data):,} stored triples generated and loaded in {time.perf_counter() - started:.1f}s",
+          flush=True)
+    engine = engine_latencies(store, data, args.scale, args.windows, args.seed)
+    del store
+    gc.collect()
+    http = None
+    args.http_skipped = "`--no-http`" if args.no_http else ""
+    if not args.no_http:
+        if http_wired():
+            http = http_latencies(data, args.triples, args.scale, args.windows, args.seed)
+        else:
+            args.http_skipped = "`endpoint.app.create_app` does not serve `/streams` and `/queries` yet"
+            print(f"HTTP skipped: {args.http_skipped}", flush=True)
+    body = report(engine, http, args, data)
+    print()
+    print(body)
+    if not args.no_write:
+        heading = f"Continuous queries (LSBench, {size_label(len(data))} stored triples)"
+        write_section(heading, body)
+        write_section("Measured latency", body, LSBENCH_DOC)
+
+
+if __name__ == "__main__":
+    main()

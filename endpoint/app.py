@@ -1,0 +1,69 @@
+"""The Starlette application: routes, CORS, and the objects they share.
+
+    from endpoint.app import create_app
+    app = create_app(store, Settings(query_timeout=10))
+    uvicorn.run(app)
+"""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from endpoint.graph_store import GraphStoreRoute
+from endpoint.query_routes import QueryRoutes
+from endpoint.settings import Settings
+from endpoint.sparql_route import SparqlRoute
+from endpoint.stream_routes import StreamRoutes
+from endpoint.workers import Workers
+from engine.api import Store
+from engine.stream.stream_engine import StreamEngine
+
+GRAPH_STORE_METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
+
+
+def create_app(
+    store: Store, settings: Settings | None = None, streams: StreamEngine | None = None
+) -> Starlette:
+    """An ASGI app serving ``store``: ``/sparql`` (SPARQL 1.1 Protocol, which
+    also takes continuous-query registrations as updates), ``/store`` (Graph
+    Store HTTP Protocol), ``/streams`` and ``/queries`` (streams, continuous
+    queries and their Server-Sent Events). Any other method on a route is
+    answered 405 with an ``Allow`` header by Starlette's router."""
+    settings = settings or Settings()
+    streams = streams or StreamEngine(store)
+    workers = Workers(settings.workers, settings.query_timeout)
+    queries = QueryRoutes(streams, settings, workers)
+    sparql = SparqlRoute(store, settings, workers, queries.register_text)
+    graphs = GraphStoreRoute(store, settings, workers)
+    middleware = []
+    if settings.cors_origins:
+        middleware.append(Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=GRAPH_STORE_METHODS,
+            allow_headers=["Accept", "Authorization", "Content-Type"],
+            expose_headers=["Location"],
+        ))
+    routes = [
+        Route("/sparql", sparql.handle, methods=["GET", "POST"]),
+        Route("/store", graphs.indirect, methods=GRAPH_STORE_METHODS),
+        Route("/store/{path:path}", graphs.direct, methods=GRAPH_STORE_METHODS),
+        *StreamRoutes(streams, settings, workers).routes(),
+        *queries.routes(),
+    ]
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: plain_error})
+    app.state.store = store
+    app.state.streams = streams
+    return app
+
+
+async def plain_error(request: Request, exc: HTTPException) -> Response:
+    """Errors as one line of text ending in a newline, so that curl users see
+    the message on its own line."""
+    return PlainTextResponse(exc.detail + "\n", status_code=exc.status_code, headers=exc.headers)

@@ -1,0 +1,93 @@
+"""Turning engine answers into HTTP responses, streamed where the writer can.
+
+SELECT solutions and N-Triples go out chunk by chunk (rows are decoded a
+chunk at a time by the engine), so a large answer is never built whole in
+memory. Turtle, RDF/XML and JSON-LD are written by rdflib, which needs the
+whole graph first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from endpoint import negotiation
+from endpoint.negotiation import Offer
+from endpoint.workers import Workers
+from engine.api import QueryResult
+from engine.rdf_io import serialize_triples
+from engine.sparql.results_formats import write_boolean, write_select
+from engine.terms import Term
+
+#: triples per chunk when N-Triples are streamed
+NT_CHUNK = 2048
+
+Triple = tuple[Term, Term, Term]
+
+_OFFERS = {
+    "SELECT": negotiation.SOLUTIONS,
+    "ASK": negotiation.BOOLEAN,
+    "CONSTRUCT": negotiation.GRAPH,
+    "DESCRIBE": negotiation.GRAPH,
+}
+
+
+def pick_offer(request: Request, offers: tuple[Offer, ...], named: str | None = None) -> Offer:
+    """The format the client asked for by ``format`` parameter (``named``) or
+    ``Accept``; 406 if none fits."""
+    if named:
+        offer = negotiation.from_format_parameter(offers, named)
+        if offer is None:
+            raise HTTPException(406, f"format {named!r} is not available here; "
+                                     f"available: {_listing(offers)}")
+        return offer
+    accept = request.headers.get("accept")
+    offer = negotiation.choose(offers, accept)
+    if offer is None:
+        raise HTTPException(406, f"no format acceptable to Accept: {accept}; available: {_listing(offers)}")
+    return offer
+
+
+def _listing(offers: tuple[Offer, ...]) -> str:
+    return ", ".join(dict.fromkeys(o.content_type.split(";")[0] for o in offers))
+
+
+def offers_for(form: str) -> tuple[Offer, ...]:
+    """The formats a query form's answer can be sent in."""
+    return _OFFERS[form]
+
+
+async def query_response(result: QueryResult, offer: Offer, workers: Workers) -> Response:
+    """The answer of a query, in the negotiated format."""
+    headers = {"Vary": "Accept"}
+    if result.form == "SELECT":
+        chunks = write_select(offer.format, result.variables, result.rows())
+        return StreamingResponse(workers.stream(chunks), headers=headers, media_type=offer.content_type)
+    if result.form == "ASK":
+        body = write_boolean(offer.format, bool(result.boolean))
+        return Response(body, headers=headers, media_type=offer.content_type)
+    return await graph_response(result.triples(), offer, workers, headers)
+
+
+async def graph_response(triples: Iterable[Triple], offer: Offer, workers: Workers,
+                         headers: dict[str, str] | None = None) -> Response:
+    """A graph in the negotiated RDF syntax."""
+    if offer.format == "nt":
+        return StreamingResponse(workers.stream(_ntriples(triples)), headers=headers,
+                                 media_type=offer.content_type)
+    body = await workers.call(serialize_triples, triples, offer.format)
+    return Response(body, headers=headers, media_type=offer.content_type)
+
+
+def _ntriples(triples: Iterable[Triple]) -> Iterator[bytes]:
+    batch: list[str] = []
+    for s, p, o in triples:
+        batch.append(f"{s.n3()} {p.n3()} {o.n3()} .\n")
+        if len(batch) >= NT_CHUNK:
+            yield "".join(batch).encode()
+            batch.clear()
+    if batch:
+        yield "".join(batch).encode()

@@ -1,0 +1,24 @@
+"""Server settings, set by ``rivulet serve`` options or by code that embeds the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the HTTP service behaves; the defaults suit a local, open endpoint."""
+
+    #: seconds a query may run before it is cancelled and answered 503
+    query_timeout: float = 30.0
+    #: engine calls (queries, updates, graph store writes) running at once;
+    #: more wait for a free worker thread
+    workers: int = 8
+    #: refuse every update and graph store write (403)
+    read_only: bool = False
+    #: when set, writes need ``Authorization: Bearer <token>`` (else 401)
+    update_token: str | None = None
+    #: origins allowed by CORS; empty means no CORS headers at all
+    cors_origins: tuple[str, ...] = ()
+    #: seconds between heartbeat comments on Server-Sent Events streams
+    sse_ping: float = 15.0

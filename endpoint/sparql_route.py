@@ -1,0 +1,98 @@
+"""``/sparql``: the SPARQL 1.1 Protocol (query, update, service description).
+
+Parse the request, hand the text to the engine in a worker thread, stream
+the answer. The engine's errors become the protocol's status codes: a
+syntax error is 400 with the parser's line and column, a query over its
+time limit 503, a failing SERVICE endpoint 502.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from endpoint import negotiation
+from endpoint.access import require_write
+from endpoint.protocol import Operation, read_operation
+from endpoint.responses import graph_response, offers_for, pick_offer, query_response
+from endpoint.service_description import describe_service
+from endpoint.settings import Settings
+from endpoint.workers import ClientGone, Workers
+from engine.api import Store
+from engine.sparql.continuous import is_registration
+from engine.sparql.parser import SparqlSyntaxError
+from engine.sparql.service import ServiceError
+from engine.sparql.update import UpdateError
+
+#: answer for a client that went away (nginx's code; nobody reads it)
+CLIENT_CLOSED = 499
+
+
+class SparqlRoute:
+    """The handler of ``/sparql`` for one store."""
+
+    def __init__(
+        self, store: Store, settings: Settings, workers: Workers, register: Callable[[str, str], object]
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.workers = workers
+        #: registers a continuous query from its text (a REGISTER ... "update")
+        self.register = register
+
+    async def handle(self, request: Request) -> Response:
+        operation = await read_operation(request)
+        if operation is None:
+            return await self._describe(request)
+        if operation.kind == "update":
+            return await self._update(request, operation)
+        return await self._query(request, operation)
+
+    async def _query(self, request: Request, operation: Operation) -> Response:
+        base = endpoint_url(request)
+        try:
+            plan = await self.workers.call(self.store.prepare, operation.text, base)
+        except SparqlSyntaxError as exc:
+            raise HTTPException(400, f"malformed query: {exc}") from exc
+        offer = pick_offer(request, offers_for(plan.form), operation.format)
+
+        def run(should_stop):
+            return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop)
+
+        try:
+            result = await self.workers.query(request, run)
+        except ClientGone:
+            return Response(status_code=CLIENT_CLOSED)
+        except ServiceError as exc:
+            raise HTTPException(502, str(exc)) from exc
+        return await query_response(result, offer, self.workers)
+
+    async def _update(self, request: Request, operation: Operation) -> Response:
+        require_write(request, self.settings)
+        if is_registration(operation.text):
+            running = await self.workers.call(self.register, operation.text, endpoint_url(request))
+            return JSONResponse(running.to_json(), status_code=201)
+        try:
+            await self.workers.call(self._apply_update, operation, endpoint_url(request))
+        except SparqlSyntaxError as exc:
+            raise HTTPException(400, f"malformed update: {exc}") from exc
+        except UpdateError as exc:
+            raise HTTPException(400, f"update failed, nothing was changed: {exc}") from exc
+        return Response(status_code=204)
+
+    def _apply_update(self, operation: Operation, base: str) -> None:
+        self.store.update(operation.text, base, operation.graphs, operation.named_graphs)
+
+    async def _describe(self, request: Request) -> Response:
+        offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))
+        triples = describe_service(endpoint_url(request), self.settings.read_only)
+        return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})
+
+
+def endpoint_url(request: Request) -> str:
+    """The URL the client called, without query string: the service's IRI
+    and the base IRI of its queries and updates (the protocol suggests it)."""
+    return str(request.url.replace(query="", fragment=""))

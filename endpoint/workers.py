@@ -1,0 +1,102 @@
+"""Running engine calls in worker threads, and cancelling queries.
+
+The engine is synchronous NumPy code, so every call leaves the event loop
+for a worker thread (at most ``Settings.workers`` at once). A query gets a
+``should_stop`` callable that turns true when its time limit passes or its
+client disconnects; the engine polls it between operators and gives up,
+which frees the worker for the next request.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TypeVar
+
+import anyio
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from engine.api import QueryCancelled
+
+log = logging.getLogger("rivulet.endpoint")
+
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client disconnected before its answer was ready."""
+
+
+class Workers:
+    """The pool of worker threads the HTTP layer hands engine calls to."""
+
+    def __init__(self, workers: int, query_timeout: float) -> None:
+        self.limiter = anyio.CapacityLimiter(workers)
+        self.query_timeout = query_timeout
+
+    async def call(self, fn: Callable[..., T], *args) -> T:
+        """Run a call that needs no cancellation (parsing, updates, loads)."""
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    async def query(self, request: Request, fn: Callable[[Callable[[], bool]], T]) -> T:
+        """Run ``fn(should_stop)``; cancel it when the client disconnects or
+        the time limit passes. Raises HTTPException 503 on timeout and
+        :class:`ClientGone` on a disconnect."""
+        disconnected = threading.Event()
+        started = time.monotonic()
+        deadline = started + self.query_timeout
+
+        def should_stop() -> bool:
+            return disconnected.is_set() or time.monotonic() > deadline
+
+        # errors are raised after the task group: inside it anyio would wrap
+        # them in an ExceptionGroup
+        error: Exception | None = None
+        async with anyio.create_task_group() as watchers:
+            watchers.start_soon(_watch_disconnect, request, disconnected)
+            try:
+                result = await anyio.to_thread.run_sync(fn, should_stop, limiter=self.limiter)
+            except Exception as exc:
+                error = exc
+            finally:
+                watchers.cancel_scope.cancel()
+        if error is None:
+            return result
+        if not isinstance(error, QueryCancelled):
+            raise error
+        elapsed = time.monotonic() - started
+        if disconnected.is_set():
+            log.warning("query cancelled after %.2f s: client disconnected", elapsed)
+            raise ClientGone()
+        log.warning("query cancelled after %.2f s: over the %g s time limit", elapsed, self.query_timeout)
+        raise HTTPException(
+            503, f"query cancelled: it ran longer than the server's time limit of {self.query_timeout:g} s"
+        )
+
+    async def stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+        """Serialise a result in worker threads one chunk at a time; if the
+        response stops early (the client went away) say so in the log."""
+        finished = False
+        try:
+            while True:
+                chunk = await anyio.to_thread.run_sync(next, chunks, None, limiter=self.limiter)
+                if chunk is None:
+                    finished = True
+                    return
+                yield chunk
+        finally:
+            if not finished:
+                log.warning("result stream stopped early: client disconnected")
+
+
+async def _watch_disconnect(request: Request, disconnected: threading.Event) -> None:
+    """Wait for the client to go away. The request body has been read by
+    now, so the only message still to come is ``http.disconnect``."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            disconnected.set()
+            return

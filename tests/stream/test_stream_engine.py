@@ -1,0 +1,182 @@
+"""The stream engine against SEMANTICS.md, one rule per test."""
+
+import time
+
+import pytest
+
+from engine.api import Store
+from engine.stream.errors import BadRegistration, DuplicateName, LateItem, UnknownStream
+from engine.stream.registry import StreamDefinition
+from engine.stream.stream_engine import StreamEngine
+from engine.terms import IRI, Literal
+
+EX = "http://example.org/"
+
+
+def iri(local: str) -> IRI:
+    return IRI(EX + local)
+
+
+def triple(s: str, p: str, o) -> tuple:
+    return iri(s), iri(p), o if not isinstance(o, str) else iri(o)
+
+
+@pytest.fixture
+def engine():
+    engine = StreamEngine(Store())
+    engine.declare_stream(StreamDefinition("a", iri("a"), timing=frozenset({EX + "temp"})))
+    engine.declare_stream(StreamDefinition("b", iri("b")))
+    yield engine
+    engine.close()
+
+
+def collect(engine, text):
+    events = []
+    engine.register(text).subscribe(events.append)
+    return events
+
+
+def rows(event):
+    return sorted(tuple(t.value if isinstance(t, IRI) else t.lexical for t in row) for row in event.rows)
+
+
+def test_item_at_the_close_belongs_to_the_next_window(engine):
+    events = collect(engine, f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                             "WHERE { ?s ?p ?o }")
+    engine.ingest("a", [(500, [triple("x", "name", Literal("x"))])])
+    engine.ingest("a", [(1000, [triple("y", "name", Literal("y"))])])
+    engine.heartbeat("a", 2000)
+    assert [(e.start_ms, e.end_ms) for e in events] == [(0, 1000), (1000, 2000)]
+    assert rows(events[0]) == [(EX + "x",)]
+    assert rows(events[1]) == [(EX + "y",)]
+
+
+def test_empty_windows_are_reported_and_none_is_skipped(engine):
+    events = collect(engine, f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}a> "
+                             "[RANGE 1s STEP 1s] WHERE { ?s ?p ?o }")
+    engine.ingest("a", [(100, [triple("x", "name", Literal("x"))])])
+    engine.heartbeat("a", 5000)
+    assert [e.sequence for e in events] == [1, 2, 3, 4, 5]
+    assert [e.rows[0][0].lexical for e in events] == ["1", "0", "0", "0", "0"]
+
+
+def test_late_items_are_rejected_and_change_nothing(engine):
+    engine.ingest("a", [(1000, [triple("x", "name", Literal("x"))])])
+    with pytest.raises(LateItem, match="999"):
+        engine.ingest("a", [(1500, [triple("y", "name", Literal("y"))]), (999, [])])
+    assert engine.stream("a").watermark == 1000
+    assert engine.stream("a").triples == 1
+
+
+def test_a_multi_stream_query_waits_for_every_stream(engine):
+    events = collect(engine, f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] "
+                             f"WHERE {{ ?s <{EX}knows> ?x . ?x <{EX}name> ?o }}")
+    engine.ingest("a", [(100, [triple("x", "knows", "y")])])
+    engine.heartbeat("a", 3000)
+    assert events == []
+    engine.ingest("b", [(200, [triple("y", "name", Literal("Y"))])])
+    engine.heartbeat("b", 1000)
+    assert len(events) == 1 and rows(events[0]) == [(EX + "x", "Y")]
+
+
+def test_stored_data_is_read_as_of_the_window_close(engine):
+    """Window [0,1000) must not see what stream b absorbed at 1500, even though
+    it was ingested before the window fired."""
+    store = engine.store
+    events = collect(engine, f"REGISTER QUERY q AS SELECT ?who FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] FROM <{EX}b> "
+                             f"WHERE {{ ?who <{EX}temp> ?t . ?who <{EX}name> ?n }}")
+    engine.ingest("a", [(100, [triple("x", "temp", Literal("20"))])])
+    engine.ingest("b", [(1500, [triple("x", "name", Literal("X"))])])  # absorbed into graph <b>
+    engine.heartbeat("a", 2000)
+    assert rows(events[0]) == []  # window 1: the name arrived later (as of 1000)
+    assert len(store.query(f"SELECT * WHERE {{ GRAPH <{EX}b> {{ ?s ?p ?o }} }}")) == 1
+
+
+def test_timing_triples_are_not_stored_and_expire(engine):
+    engine.register(f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                    "WHERE { ?s ?p ?o }")
+    for t in range(0, 5000, 100):
+        engine.ingest("a", [(t, [triple("x", "temp", Literal(str(t))), triple("x", "name", Literal("x"))])])
+    # only the timeless name is stored; the readings of old windows are freed
+    assert len(engine.store.query(f"SELECT * WHERE {{ GRAPH <{EX}a> {{ ?s ?p ?o }} }}")) == 1
+    assert len(engine.stream("a").log) <= 2 * 20
+
+
+def test_istream_and_dstream(engine):
+    body = (f"AS SELECT ?s FROM NAMED WINDOW <{EX}w> ON <{EX}a> [RANGE PT2S STEP PT1S] "
+            f"WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}name> ?n }} }}")
+    inserted = collect(engine, "REGISTER ISTREAM qi " + body)
+    deleted = collect(engine, "REGISTER DSTREAM qd " + body)
+    engine.ingest("a", [(100, [triple("x", "name", Literal("x"))])])
+    engine.ingest("a", [(1100, [triple("y", "name", Literal("y"))])])
+    engine.heartbeat("a", 3000)
+    assert [rows(e) for e in inserted] == [[(EX + "x",)], [(EX + "y",)], []]
+    assert [rows(e) for e in deleted] == [[], [], [(EX + "x",)]]
+
+
+def test_rspql_joins_a_window_with_the_stored_default_graph(engine):
+    engine.store.update(f"INSERT DATA {{ <{EX}x> <{EX}city> \"Oslo\" }}")
+    events = collect(engine, f"REGISTER RSTREAM q AS SELECT ?s ?c FROM NAMED WINDOW <{EX}w> ON <{EX}a> "
+                             f"[RANGE PT1S STEP PT1S] WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}temp> ?t }} "
+                             f"?s <{EX}city> ?c }}")
+    engine.ingest("a", [(10, [triple("x", "temp", Literal("5"))])])
+    engine.heartbeat("a", 1000)
+    assert rows(events[0]) == [(EX + "x", "Oslo")]
+
+
+def test_register_stream_output_feeds_another_query(engine):
+    engine.register(f"REGISTER STREAM <{EX}hot> AS CONSTRUCT {{ ?s <{EX}hot> true }} "
+                    f"FROM STREAM <{EX}a> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}temp> ?t FILTER(?t > 30) }}")
+    events = collect(engine, f"REGISTER QUERY alarms AS SELECT ?s FROM STREAM <{EX}hot> [RANGE 1s STEP 1s] "
+                             f"WHERE {{ ?s <{EX}hot> true }}")
+    hot = Literal("35", "http://www.w3.org/2001/XMLSchema#integer")
+    engine.ingest("a", [(10, [triple("x", "temp", hot)])])
+    engine.heartbeat("a", 1000)  # the output item is at 1000: the alarm window closing at 2000 holds it
+    engine.heartbeat("a", 2000)
+    assert [rows(e) for e in events] == [[(EX + "x",)]]
+
+
+def test_count_windows_tumble_every_n_triples(engine):
+    events = collect(engine, f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}b> [TRIPLES 3] "
+                             "WHERE { ?s ?p ?o }")
+    for t in range(7):
+        engine.ingest("b", [(t, [triple(f"s{t}", "p", "o")])])
+    assert [e.rows[0][0].lexical for e in events] == ["3", "3"]
+
+
+def test_f_timestamp(engine):
+    events = collect(engine, f"PREFIX f: <http://larkc.eu/csparql/sparql/jena/ext#> "
+                             f"REGISTER QUERY q AS SELECT ?s (f:timestamp(?s, <{EX}name>, ?n) AS ?ts) "
+                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}name> ?n }}")
+    engine.ingest("b", [(250, [triple("x", "name", Literal("x"))])])
+    engine.heartbeat("b", 1000)
+    assert rows(events[0]) == [(EX + "x", "250")]
+
+
+def test_registration_errors(engine):
+    with pytest.raises(UnknownStream):
+        engine.register("REGISTER QUERY q AS SELECT * FROM STREAM <http://nope> [RANGE 1s STEP 1s] "
+                        "WHERE { ?s ?p ?o }")
+    with pytest.raises(BadRegistration):
+        engine.register(f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                        f"FROM STREAM <{EX}b> [RANGE 1s STEP 500ms] WHERE {{ ?s ?p ?o }}")
+    engine.register(f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                    "WHERE { ?s ?p ?o }")
+    with pytest.raises(DuplicateName):
+        engine.register(f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                        "WHERE { ?s ?p ?o }")
+
+
+def test_idle_streams_follow_the_wall_clock():
+    engine = StreamEngine(Store())
+    engine.declare_stream(StreamDefinition("idle", iri("idle"), idle="wallclock", idle_lag_ms=0))
+    try:
+        deadline = time.monotonic() + 5
+        while engine.stream("idle").watermark is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        mark = engine.stream("idle").watermark
+        assert mark is not None and abs(mark - time.time() * 1000) < 5000
+    finally:
+        engine.close()
