@@ -53,5 +53,6 @@ class WindowEvent:
                     "reported_at_ms": round(self.reported_at * 1000, 3),
                 }
             )
-            self._json = head[:-1] + b',"results":' + self.results_json() + b"}"
+            # no newline inside: an SSE data field is one line
+            self._json = head[:-1] + b',"results":' + self.results_json().strip() + b"}"
         return self._json
