@@ -109,16 +109,33 @@ class Executor:
     def _constant_id(self, term) -> int:
         return self.terms.encode(term)
 
-    def _cardinality(self, pattern: A.TriplePattern) -> int:
-        ids = []
-        for t in (pattern.subject, pattern.predicate, pattern.object):
-            ids.append(None if isinstance(t, Variable) else self._constant_id(t))
-        return self.active.count(*ids)
+    def _estimate(self, pattern: A.TriplePattern, bound: set[str], rows: float) -> float:
+        """Rows after extending ``rows`` rows through ``pattern`` (Strider: exact
+        counts of the pattern's constants from the store, then the average
+        fan-out of the predicate for each position already bound)."""
+        positions = (pattern.subject, pattern.predicate, pattern.object)
+        constants = [None if isinstance(t, Variable) else self._constant_id(t) for t in positions]
+        matches = self.active.count(*constants)
+        if matches == 0:
+            return 0.0
+        is_bound = [isinstance(t, Variable) and t.name in bound for t in positions]
+        if not any(is_bound):
+            return rows * matches
+        stats = getattr(self.active, "degree_stats", None)
+        _, subjects, objects = stats(constants[1]) if stats else (matches, 1, 1)
+        estimate = float(matches)
+        if is_bound[0]:
+            estimate /= max(subjects, 1)
+        if is_bound[2]:
+            estimate /= max(objects, 1)
+        if is_bound[1]:
+            estimate /= max(len(self.active) ** 0.5, 1.0)
+        return rows * estimate
 
     def _bgp(self, node: A.BGP, table: Table | None = None) -> Table:
         table = table or Table.unit()
         graph = self.active
-        for pattern in order_patterns(node.triples, self._cardinality, set(table.columns)):
+        for pattern in order_patterns(node.triples, self._estimate, set(table.columns)):
             table = self._extend_with_pattern(table, pattern, graph)
             if not table.length:
                 break

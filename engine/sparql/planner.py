@@ -22,26 +22,24 @@ def pattern_variables(pattern: TriplePattern) -> set[str]:
 
 def order_patterns(
     patterns: tuple[TriplePattern, ...],
-    cardinality: Callable[[TriplePattern], int],
+    estimate: Callable[[TriplePattern, set[str], float], float],
     bound: set[str] | None = None,
 ) -> list[TriplePattern]:
-    """Patterns in exploration order. ``bound`` names variables bound before the BGP."""
+    """Patterns in exploration order. ``estimate(pattern, bound, rows)`` is the
+    expected number of rows after extending ``rows`` rows, whose variables
+    ``bound`` are bound, through ``pattern``. Greedy: always take the
+    connected pattern that leaves the fewest rows."""
     remaining = list(patterns)
-    costs = {id(p): cardinality(p) for p in remaining}
     bound = set(bound or ())
+    rows = 1.0
     ordered: list[TriplePattern] = []
     while remaining:
-        connected = [p for p in remaining if pattern_variables(p) & bound]
+        connected = [p for p in remaining if pattern_variables(p) & bound] if bound else []
         candidates = connected or remaining
-        best = min(candidates, key=lambda p: _cost(p, costs[id(p)], bound))
+        costs = [(estimate(p, bound, rows), i) for i, p in enumerate(candidates)]
+        rows, best_index = min(costs)
+        best = candidates[best_index]
         remaining.remove(best)
         ordered.append(best)
         bound |= pattern_variables(best)
     return ordered
-
-
-def _cost(pattern: TriplePattern, constant_cardinality: int, bound: set[str]) -> tuple[int, int]:
-    """A pattern whose variables are all bound only checks rows (cost 0); else
-    its cardinality, then the fewer free variables the better."""
-    free = len(pattern_variables(pattern) - bound)
-    return (constant_cardinality if free else 0, free)

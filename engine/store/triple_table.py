@@ -134,6 +134,36 @@ class TripleTable:
             return int(hi[0] - lo[0])
         return len(self)
 
+    @cached_property
+    def _predicate_stats(self) -> dict[int, tuple[int, int, int]]:
+        """Per predicate: (triples, distinct subjects, distinct objects), the
+        sizes of Wukong's index vertices, computed once per table."""
+        if not len(self):
+            return {}
+        preds, counts = np.unique(self.pso.first, return_counts=True)
+        subject_keys = np.unique(self.pso.key) >> 32
+        object_keys = np.unique(self.pos.key) >> 32
+        _, distinct_s = np.unique(subject_keys, return_counts=True)
+        _, distinct_o = np.unique(object_keys, return_counts=True)
+        return {
+            int(p): (int(n), int(ds), int(do))
+            for p, n, ds, do in zip(preds.tolist(), counts.tolist(), distinct_s.tolist(),
+                                    distinct_o.tolist(), strict=True)
+        }
+
+    def degree_stats(self, p: int | None) -> tuple[int, int, int]:
+        """(triples, distinct subjects, distinct objects) of predicate ``p``, or of
+        the whole table when ``p`` is None: the planner's fan-out estimates."""
+        if p is None:
+            return self._table_stats
+        return self._predicate_stats.get(p, (0, 0, 0))
+
+    @cached_property
+    def _table_stats(self) -> tuple[int, int, int]:
+        if not len(self):
+            return 0, 0, 0
+        return len(self), len(np.unique(self.s)), len(np.unique(self.o))
+
     # ------------------------------------------------------------ exploration
     def match(
         self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int

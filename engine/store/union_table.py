@@ -28,6 +28,15 @@ class UnionTable:
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
         return sum(m.count(s, p, o) for m in self.members)
 
+    def degree_stats(self, p: int | None) -> tuple[int, int, int]:
+        """Summed over the members (distinct counts are then an upper bound)."""
+        totals = [0, 0, 0]
+        for member in self.members:
+            stats = member.degree_stats(p) if hasattr(member, "degree_stats") else (len(member), 1, 1)
+            for i in range(3):
+                totals[i] += stats[i]
+        return totals[0], totals[1], totals[2]
+
     def match(self, s, p, o, n_rows: int):
         parts = [m.match(s, p, o, n_rows) for m in self.members]
         if not parts:
