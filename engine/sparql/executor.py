@@ -19,7 +19,7 @@ from engine.sparql import algebra as A
 from engine.sparql.aggregates import compute_aggregate
 from engine.sparql.expr_vars import expression_variables
 from engine.sparql.expressions import EvalContext, ExprError, effective_boolean_value, evaluate, order_key
-from engine.sparql.grouping import count_literals, fast_count, group_ids
+from engine.sparql.grouping import count_literals, fast_count, fast_numeric, group_ids
 from engine.sparql.paths import evaluate_path
 from engine.sparql.planner import order_patterns
 from engine.sparql.query_terms import QueryTerms
@@ -422,6 +422,10 @@ class Executor:
             counts = fast_count(agg, table, group_of, n_groups)
             if counts is not None:
                 out[var.name] = count_literals(counts, self.terms.encode_column)
+                continue
+            numbers = fast_numeric(agg, table, group_of, n_groups, self.terms)
+            if numbers is not None:
+                out[var.name] = self.terms.encode_column(numbers)
                 continue
             if members is None:
                 members = self._group_members(node, table, group_of, n_groups)
