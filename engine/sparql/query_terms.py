@@ -15,13 +15,21 @@ from engine.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, T
 
 
 class QueryTerms:
-    def __init__(self, dictionary: TermDictionary) -> None:
+    """``transient=True`` (continuous queries, which run under the stream
+    engine's lock) also finds terms that only stream data uses; one-shot
+    queries see pinned terms only, since a transient ID may be freed and
+    reused while they run."""
+
+    def __init__(self, dictionary: TermDictionary, transient: bool = False) -> None:
         self.dictionary = dictionary
+        self._lookup = dictionary.lookup if transient else getattr(
+            dictionary, "lookup_pinned", dictionary.lookup
+        )
         self._local_ids: dict[Term, int] = {}
         self._local_terms: list[Term] = []
 
     def encode(self, term: Term) -> int:
-        found = self.dictionary.lookup(term)
+        found = self._lookup(term)
         if found:
             return found
         local = self._local_ids.get(term)

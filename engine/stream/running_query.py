@@ -107,7 +107,7 @@ class RunningQuery:
         """Run the query over window ``close`` and apply the report policy."""
         started = time.perf_counter()
         contents = self.window_contents(close)
-        terms = QueryTerms(quad_store.terms)
+        terms = QueryTerms(quad_store.terms, transient=True)
         snapshot = quad_store.snapshot()
         if self.count is not None:
             last = [int(c.ts.max()) + 1 for c in contents if len(c)]

@@ -131,12 +131,17 @@ class StreamEngine:
         self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True
     ) -> None:
         """Encode a batch, absorb its timeless triples into the stream's stored
-        graph (one transaction), log all its triples, advance the watermark."""
+        graph (one transaction), log all its triples, advance the watermark.
+
+        Terms are encoded transient: the log chunk holds them, and only the
+        terms of absorbed (stored) triples are pinned, so terms that timing
+        data alone uses are freed with the chunk (:meth:`_reclaim`)."""
         quad_store = self.store.quad_store
+        terms = quad_store.terms
         data_items = [(ts, triples) for ts, triples in items if len(triples)]
         txn = quad_store.begin()
         try:
-            encode = quad_store.terms.encode
+            encode = getattr(terms, "encode_transient", terms.encode)
             flat = [
                 (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
             ]
@@ -145,14 +150,16 @@ class StreamEngine:
                 timeless = ~state.is_timing(p)
                 txn.create(state.graph_id)
                 if timeless.any():
+                    _call(terms, "pin", np.concatenate([s[timeless], p[timeless], o[timeless]]))
                     txn.append(state.graph_id, s[timeless], p[timeless], o[timeless], ts[timeless],
                                state.number)
+                state.log.append(ts, s, p, o)
+                _call(terms, "hold", np.concatenate([s, p, o]))
         except BaseException:
             quad_store.abort(txn)
             raise
         txn.commit()
         if flat:
-            state.log.append(ts, s, p, o)
             for query in self.queries.values():
                 if state in query.streams:
                     query.start_at(data_items[0][0])
@@ -233,6 +240,7 @@ class StreamEngine:
         """Free transient data no window can reach; compact stored deltas no
         pending window needs to see apart."""
         safe: dict[int, int] = {}
+        expiring: dict[int, tuple[StreamState, int | None, int | None]] = {}
         for state in self.streams.values():
             before_ts: int | None = None
             before_seq: int | None = None
@@ -248,10 +256,14 @@ class StreamEngine:
                     safe[state.number] = min(safe.get(state.number, pending), pending)
             if readers and before_ts is None and before_seq is None:
                 continue  # readers waiting for their first item: nothing is old yet
-            state.log.expire(before_ts, before_seq)
+            expiring[state.number] = (state, before_ts, before_seq)
         quad_store = self.store.quad_store
         txn = quad_store.begin()
         try:
+            # under the store's write lock, which every encode also takes
+            for state, before_ts, before_seq in expiring.values():
+                for chunk in state.log.expire(before_ts, before_seq):
+                    _call(quad_store.terms, "release", np.concatenate([chunk.s, chunk.p, chunk.o]))
             txn.compact(safe)
         except BaseException:
             quad_store.abort(txn)
@@ -288,6 +300,13 @@ class StreamEngine:
                 mark = now_ms - definition.idle_lag_ms
                 if state.watermark is None or mark > state.watermark:
                     self._ingest(state, [(mark, [])], time.time(), from_producer=False)
+
+
+def _call(terms, method: str, ids: np.ndarray) -> None:
+    """Term reference bookkeeping, for dictionaries that support it."""
+    bookkeeping = getattr(terms, method, None)
+    if bookkeeping is not None:
+        bookkeeping(ids)
 
 
 def _local_name(iri: IRI) -> str:

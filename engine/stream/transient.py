@@ -84,18 +84,18 @@ class TransientLog:
                 parts.append((c.ts[a:b], c.s[a:b], c.p[a:b], c.o[a:b]))
         return _concat(parts)
 
-    def expire(self, before_ts: int | None, before_seq: int | None) -> int:
-        """Free chunks that no window can reach: entirely older than ``before_ts``
-        and than ``before_seq`` (None: no reader of that kind, no constraint).
-        Returns the number of rows freed."""
-        keep, freed = [], 0
+    def expire(self, before_ts: int | None, before_seq: int | None) -> list[Chunk]:
+        """Free the chunks that no window can reach: entirely older than
+        ``before_ts`` and than ``before_seq`` (None: no reader of that kind, no
+        constraint). Chunks are in time order, so the first one kept ends the
+        scan. Returns the freed chunks (their term references go too)."""
+        cut = 0
         for c in self.chunks:
             old = (before_ts is None or c.ts[-1] < before_ts) and (
                 before_seq is None or c.last_seq <= before_seq
             )
-            if old:
-                freed += len(c.ts)
-            else:
-                keep.append(c)
-        self.chunks = keep
+            if not old:
+                break
+            cut += 1
+        freed, self.chunks = self.chunks[:cut], self.chunks[cut:]
         return freed

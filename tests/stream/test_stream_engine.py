@@ -180,3 +180,31 @@ def test_idle_streams_follow_the_wall_clock():
         assert mark is not None and abs(mark - time.time() * 1000) < 5000
     finally:
         engine.close()
+
+
+def test_terms_only_timing_data_uses_are_freed_with_their_window(engine):
+    """A new observation IRI and value per reading must not grow the dictionary forever."""
+    engine.register(f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                    "WHERE { ?s ?p ?o }")
+    terms = engine.store.terms
+    sizes = []
+    for t in range(0, 20_000, 100):
+        readings = [triple(f"obs{t}-{i}", "temp", Literal(f"{t}.{i}")) for i in range(10)]
+        engine.ingest("a", [(t, readings)])
+        sizes.append(len(terms))
+    # at most one window of readings (10 per 100 ms, two new terms each) stays alive:
+    # after 20 s the dictionary is no bigger than after the first 3 s
+    assert max(sizes[100:]) <= max(sizes[:30]) < 300
+    # a term still in a live window is not visible to one-shot queries as a stored term
+    last = engine.store.query(f"ASK {{ <{EX}obs19900-0> ?p ?o }}")
+    assert last.boolean is False
+
+
+def test_a_term_used_by_stored_data_survives_its_window(engine):
+    engine.register(f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                    "WHERE { ?s ?p ?o }")
+    reading, name = triple("sensor9", "temp", Literal("1.5")), triple("sensor9", "name", Literal("s9"))
+    engine.ingest("a", [(0, [reading, name])])
+    engine.heartbeat("a", 10_000)
+    assert engine.store.query(f"ASK {{ GRAPH <{EX}a> {{ <{EX}sensor9> <{EX}name> \"s9\" }} }}").boolean
+    assert engine.store.terms.lookup(Literal("1.5")) == 0  # the reading's value is gone
