@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from endpoint.console import console_routes
 from endpoint.graph_store import GraphStoreRoute
 from endpoint.query_routes import QueryRoutes
 from endpoint.settings import Settings
@@ -56,6 +57,7 @@ def create_app(
         Route("/store/{path:path}", graphs.direct, methods=GRAPH_STORE_METHODS),
         *StreamRoutes(streams, settings, workers).routes(),
         *queries.routes(),
+        *console_routes(),
     ]
     app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: plain_error})
     app.state.store = store

@@ -1,0 +1,181 @@
+// The console page: wires the editor, the result views, the side panels and
+// the live continuous-query views together. Every module it uses does one job.
+
+import { Editor } from "./editor.js";
+import * as history from "./history.js";
+import { LiveQuery } from "./live.js";
+import * as prefixes from "./prefixes.js";
+import { ResultTable, showBoolean, showTurtle } from "./results.js";
+import { register, resultsAs, runQuery, runUpdate, unregister } from "./sparql-client.js";
+import { escapeHtml, requestKind } from "./sparql-syntax.js";
+import { StreamsPanel, template } from "./streams.js";
+
+const $ = (id) => document.getElementById(id);
+
+const DEFAULT_QUERY = `SELECT ?s ?p ?o
+WHERE { ?s ?p ?o }
+LIMIT 100
+`;
+
+const editor = new Editor($("editor"), { onRun: run });
+const live = new Map(); // query name -> LiveQuery
+let lastQuery = null; // the text whose results are shown, for the downloads
+
+editor.text = history.load()[0]?.text ?? DEFAULT_QUERY;
+$("run").addEventListener("click", run);
+drawHistory(history.load());
+drawPrefixes();
+prefixes.discover().then(drawPrefixes, (error) => console.warn("prefix discovery failed:", error));
+
+const panel = new StreamsPanel($("streams"), $("queries"), {
+  onTemplate: (stream) => { editor.text = template(stream); editor.textarea.focus(); },
+  onListen: openLive,
+  onUnregister: async (name) => {
+    if (live.has(name)) return live.get(name).unregister();
+    try {
+      await unregister(name);
+    } catch (error) {
+      showError(error);
+    }
+    panel.poll();
+  },
+  isOpen: (name) => live.has(name),
+});
+panel.start();
+
+for (const button of $("downloads").querySelectorAll("[data-format]")) {
+  button.addEventListener("click", () => download(button.dataset.format));
+}
+
+async function run() {
+  const text = editor.text;
+  if (!text.trim()) return;
+  const kind = requestKind(text);
+  setBusy(true);
+  clearError();
+  const started = performance.now();
+  const took = () => `${Math.round(performance.now() - started)} ms`;
+  try {
+    if (kind === "registration") {
+      const description = await register(text);
+      setStatus(`Registered continuous query ${description.name} (${took()}).`);
+      openLive(description.name, text);
+      panel.poll();
+    } else if (kind === "update") {
+      await runUpdate(text);
+      showResults(null);
+      $("results").innerHTML = `<p class="hint">Update applied.</p>`;
+      setStatus(`Update applied in ${took()}.`);
+    } else {
+      const answer = await runQuery(text);
+      showResults(answer, text);
+      setStatus(summary(answer) + ` in ${took()}.`);
+    }
+    drawHistory(history.remember(text));
+  } catch (error) {
+    setStatus("");
+    showError(error);
+  } finally {
+    setBusy(false);
+  }
+}
+
+function summary(answer) {
+  if (answer.kind === "table") {
+    const n = answer.json.results.bindings.length;
+    return `${n} ${n === 1 ? "row" : "rows"}`;
+  }
+  if (answer.kind === "boolean") return `ASK: ${answer.json.boolean}`;
+  return "Graph";
+}
+
+function showResults(answer, text = null) {
+  const area = $("results");
+  lastQuery = answer && answer.kind !== "graph" ? text : null;
+  $("downloads").hidden = lastQuery === null;
+  if (!answer) return;
+  // the query's own prefixes first, so its results read the way it was written
+  if (answer.kind === "table") {
+    new ResultTable(area, answer.json, { prefixes: [...prefixes.declaredIn(text), ...prefixes.known] });
+  }
+  else if (answer.kind === "boolean") showBoolean(area, answer.json.boolean);
+  else showTurtle(area, answer.turtle);
+}
+
+async function download(format) {
+  try {
+    const blob = await resultsAs(lastQuery, format);
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = `results.${format}`;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** The live view of the registered query `name`, whose text is `text`. */
+function openLive(name, text) {
+  if (live.has(name)) return;
+  $("live-empty").hidden = true;
+  live.set(name, new LiveQuery($("live"), name, {
+    prefixes: [...prefixes.declaredIn(text), ...prefixes.known],
+    onError: showError,
+    onGone: (gone) => {
+      live.delete(gone);
+      $("live-empty").hidden = live.size > 0;
+      setStatus(`Unregistered ${gone}.`);
+      panel.poll();
+    },
+  }));
+  panel.poll();
+}
+
+function showError(error) {
+  const box = $("error");
+  const position = error.position ?? null;
+  const where = position ? `<strong class="error-position">line ${position.line}, column ${position.column}</strong> ` : "";
+  const status = error.status ? `HTTP ${error.status}: ` : "";
+  box.innerHTML = `${where}<span class="error-message">${escapeHtml(status + error.message)}</span>`;
+  box.hidden = false;
+  if (position) editor.markError(position.line, position.column);
+}
+
+function clearError() {
+  $("error").hidden = true;
+  editor.clearMark();
+}
+
+function setStatus(text) { $("status").textContent = text; }
+
+function setBusy(busy) {
+  $("run").disabled = busy;
+  if (busy) setStatus("Running…");
+}
+
+function drawPrefixes() {
+  const box = $("prefixes");
+  box.innerHTML = prefixes.known.map((p, i) => `<button type="button" class="chip${p.found ? " found" : ""}"
+    data-index="${i}" title="${escapeHtml(p.iri)}">${escapeHtml(p.name)}:</button>`).join("");
+  for (const chip of box.querySelectorAll(".chip")) {
+    const p = prefixes.known[Number(chip.dataset.index)];
+    chip.addEventListener("click", () => editor.addPrefix(p.name, p.iri));
+  }
+}
+
+function drawHistory(entries) {
+  const list = $("history");
+  if (!entries.length) {
+    list.innerHTML = `<li class="hint">Queries you run are kept here, in this browser.</li>`;
+    return;
+  }
+  list.innerHTML = entries.map((entry, i) => {
+    const preview = entry.text.replace(/^\s*(PREFIX|BASE)\s[^\n]*\n/gim, "").trim().replace(/\s+/g, " ");
+    const when = new Date(entry.at).toLocaleString();
+    return `<li><button type="button" data-index="${i}" title="${escapeHtml(when)}">${escapeHtml(preview.slice(0, 90))}</button></li>`;
+  }).join("");
+  for (const button of list.querySelectorAll("button")) {
+    button.addEventListener("click", () => { editor.text = entries[Number(button.dataset.index)].text; });
+  }
+}
