@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from endpoint import replay_command, serve
+from endpoint.load_command import add_parser as add_load_parser
 from engine.api import Store
 from engine.sparql.results_formats import write_boolean, write_select
 
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("--format", default="tsv", choices=["json", "xml", "csv", "tsv"])
     query.set_defaults(run=_query)
     serve.add_parser(commands)
+    add_load_parser(commands)
     replay_command.add_parser(commands)
     args = parser.parse_args(argv)
     return args.run(args)

@@ -1,0 +1,180 @@
+"""Parsing and hashing a batch of input: the first step of every load task.
+
+N-Triples and N-Quads are split by Spark into line ranges and reach Python
+as Arrow batches of lines. A batch is parsed with Arrow's vectorised string
+kernels, not a Python loop: a line in the usual single-space form (checked by
+one regex DFA pass) is cut with two splits; any other line goes through the
+full grammar (:data:`LINE`); a line that matches
+neither and is not blank or a comment is bad. Turtle, RDF/XML and the other
+syntaxes are not line-based: rdflib parses each such file in one task and
+its statements join here as a batch of terms.
+
+A batch becomes (a) its statements as four hash columns, saved for the
+encoding job, and (b) its distinct terms with their hashes, for the
+dictionary. Terms spelled with escapes other than the store's are rewritten
+to the store's spelling first (per distinct term, so rarely).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.loader.nt_terms import canonical
+from engine.loader.term_hash import hash_strings
+from engine.rdf_io import guess_format
+
+#: rdflib formats whose files Spark splits into lines
+LINE_FORMATS = {"nt", "nquads"}
+#: prefix of an error raised inside a Spark task, so the driver can report it
+ERROR_MARK = "RIVULET-LOAD-ERROR:"
+BAD_LINE_MARK = "RIVULET-BAD-LINE\t"
+
+# RE2 (Arrow's regex engine) forms of the grammar: no possessive quantifiers
+# or look-behind needed, as RE2 never backtracks.
+_IRI = r'<(?:[^\x00-\x20<>"{}|^`\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>'
+_BNODE_CHAR = r"A-Za-z0-9_\-\x{00B7}\x{00C0}-\x{FFFF}"
+_BNODE = rf"_:[A-Za-z0-9_\x{{00C0}}-\x{{FFFF}}](?:[{_BNODE_CHAR}.]*[{_BNODE_CHAR}])?"
+_LITERAL = (r'"(?:[^"\\\n\r]|\\[tbnrf"\'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"'
+            rf"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^{_IRI})?")
+_WS = r"[ \t]*"
+_SUBJECT, _OBJECT = f"(?:{_IRI}|{_BNODE})", f"(?:{_IRI}|{_BNODE}|{_LITERAL})"
+SIMPLE_TRIPLE = rf"^{_SUBJECT} {_IRI} {_OBJECT} \.$"
+LINE = (rf"^{_WS}(?P<s>{_IRI}|{_BNODE}){_WS}(?P<p>{_IRI}){_WS}(?P<o>{_IRI}|{_BNODE}|{_LITERAL}){_WS}"
+        rf"(?:(?P<g>{_IRI}|{_BNODE}){_WS})?\.[ \t\r]*(?:#.*)?$")
+BLANK = r"^[ \t\r]*(?:#.*)?$"
+
+
+class LoadError(Exception):
+    """Input that cannot be loaded; the message names the file (and line)."""
+
+
+def file_format(path: Path) -> str:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    fmt = guess_format(name)
+    if fmt is None:
+        raise LoadError(f"{path}: unknown RDF syntax (expected .nt, .nq, .ttl, .rdf, ...)")
+    return fmt
+
+
+@dataclass
+class Statements:
+    """One batch of parsed statements: N-Triples spellings per position
+    (``g`` empty for the default graph)."""
+
+    s: pa.Array
+    p: pa.Array
+    o: pa.Array
+    g: pa.Array
+
+
+def parse_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
+    """Statements of a batch of lines, and the bad lines."""
+    simple = pc.match_substring_regex(lines, SIMPLE_TRIPLE).to_numpy(zero_copy_only=False)
+    fast = lines.filter(pa.array(simple))
+    parts = pc.split_pattern(fast, " ", max_splits=2)
+    rest = pc.list_element(parts, 2)
+    s, p = pc.list_element(parts, 0), pc.list_element(parts, 1)
+    o = pc.utf8_slice_codeunits(rest, 0, -2)
+    g = pa.nulls(len(fast), pa.string()).fill_null("")
+    other = lines.filter(pa.array(~simple))
+    if len(other):
+        found = pc.extract_regex(other, LINE)
+        matched = found.is_valid().to_numpy(zero_copy_only=False)
+        good = found.filter(pa.array(matched))
+        s, p, o, g = (pa.concat_arrays([a.cast(pa.string()), good.field(k).cast(pa.string())])
+                      for a, k in ((s, "s"), (p, "p"), (o, "o"), (g, "g")))
+        unmatched = other.filter(pa.array(~matched))
+        bad = unmatched.filter(pc.invert(pc.match_substring_regex(unmatched, BLANK)))
+    else:
+        bad = other
+    return Statements(s, p, o, g), bad
+
+
+def _canonical_column(column: pa.Array) -> pa.Array:
+    """The column with every term in the store's spelling."""
+    odd = pc.or_(pc.match_substring(column, "\\"), pc.ends_with(column, "#string>"))
+    idx = np.flatnonzero(odd.to_numpy(zero_copy_only=False))
+    if not len(idx):
+        return column
+    try:
+        fixed = [canonical(t) for t in column.take(pa.array(idx)).to_pylist()]
+    except ValueError as exc:
+        raise LoadError(f"{ERROR_MARK}bad escape in a term: {exc}") from exc
+    return pc.replace_with_mask(column, odd, pa.array(fixed, pa.string()))
+
+
+def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statements:
+    """Canonical spellings; blank nodes scoped to their file; triples moved to ``graph``."""
+    cols = [_canonical_column(c.cast(pa.string())) for c in (batch.s, batch.p, batch.o, batch.g)]
+    if scope is not None:
+        prefix = pa.scalar(f"_:{scope}")
+        cols = [pc.if_else(pc.starts_with(c, "_:"),
+                           pc.binary_join_element_wise(prefix, pc.utf8_slice_codeunits(c, 2), ""), c)
+                for c in cols]
+    if graph is not None:
+        cols[3] = pc.if_else(pc.equal(cols[3], ""), pa.scalar(f"<{graph}>"), cols[3])
+    return Statements(*cols)
+
+
+def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets from 0 as int64, UTF-8 bytes) of an Arrow string array, no copy
+    of the bytes and no Python string per value."""
+    array = array.cast(pa.large_string())
+    _, offsets_buf, data_buf = array.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(data_buf, dtype=np.uint8)[lo:hi] if data_buf is not None and hi > lo \
+        else np.zeros(0, dtype=np.uint8)
+    return offsets - lo, data
+
+
+def hash_column(column: pa.Array) -> np.ndarray:
+    """Term hash per value; each distinct value is hashed once (Arrow's own
+    hash table finds them)."""
+    encoded = pc.dictionary_encode(column)
+    offsets, data = string_buffers(encoded.dictionary)
+    return hash_strings(data, offsets)[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def terms_and_hashes(batch: Statements) -> tuple[np.ndarray, pa.Array, np.ndarray]:
+    """(hash columns s p o g as a 4 x n int64 array, g = 0 for the default graph;
+    the batch's distinct terms; their hashes)."""
+    quads = np.stack([hash_column(c) for c in (batch.s, batch.p, batch.o, batch.g)])
+    quads[3][pc.equal(batch.g, "").to_numpy(zero_copy_only=False)] = 0
+    terms = pc.unique(pa.concat_arrays([batch.s, batch.p, batch.o, batch.g]))
+    terms = terms.filter(pc.not_equal(terms, ""))
+    offsets, data = string_buffers(terms)
+    return quads, terms, hash_strings(data, offsets)
+
+
+def document_batch(path: Path) -> Statements:
+    """All statements of a Turtle / RDF-XML / ... file, parsed by rdflib."""
+    from engine.rdf_io import parse_rdf
+
+    rows: tuple[list[str], ...] = ([], [], [], [])
+    try:
+        for quad in parse_rdf(path):
+            for col, term in zip(rows, quad):
+                col.append("" if term is None else term.n3())
+    except Exception as exc:  # rdflib raises many types; its message says where
+        raise LoadError(f"{ERROR_MARK}{path}: {exc}") from exc
+    return Statements(*(pa.array(col, pa.string()) for col in rows))
+
+
+def locate_line(path: Path, text: str) -> int | None:
+    """The 1-based number of the first line of ``path`` that reads ``text``
+    (a task sees a bad line's content, not its position in the file)."""
+    import gzip
+
+    target = text.encode("utf-8")
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if line.rstrip(b"\r\n") == target:
+                return number
+    return None
