@@ -29,13 +29,14 @@ from engine.sparql import algebra as A
 from engine.sparql.dataset import build_dataset
 from engine.sparql.executor import Executor, QueryCancelled
 from engine.sparql.expressions import EvalContext
+from engine.sparql.forms import construct, describe
 from engine.sparql.parser import parse_query, parse_update
 from engine.sparql.query_terms import QueryTerms
 from engine.sparql.service import ServiceClient
 from engine.sparql.table import Table
 from engine.sparql.update import UpdateError, UpdateRunner
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
-from engine.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, Variable
+from engine.terms import IRI, Term
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
 
@@ -264,60 +265,3 @@ def _fetch_document(source: IRI) -> list:
     media = response.headers.get("content-type", "").split(";")[0].strip()
     fmt = MEDIA_TYPE_FORMATS.get(media) or guess_format(parsed.path) or "turtle"
     return list(parse_rdf(response.content, fmt, base=url))
-
-
-def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryTerms) -> list:
-    """Instantiate a CONSTRUCT template for every solution; a blank node of the
-    template is a fresh blank node per solution; ill-formed triples are left out."""
-    n = table.length
-    out: dict[tuple, None] = {}
-    if not n:
-        return []
-    fresh: dict[BNode, np.ndarray] = {}
-    counter = 0
-    for pattern in template:
-        cols = []
-        for t in (pattern.subject, pattern.predicate, pattern.object):
-            if isinstance(t, Variable):
-                cols.append(table.column(t.name))
-            elif isinstance(t, BNode):
-                if t not in fresh:
-                    labels = [BNode(f"c{counter}r{i}") for i in range(n)]
-                    counter += 1
-                    fresh[t] = terms.encode_column(labels)
-                cols.append(fresh[t])
-            else:
-                cols.append(np.full(n, terms.encode(t), dtype=np.int64))
-        s, p, o = cols
-        ok = (s != 0) & (p != 0) & (o != 0)
-        ok &= terms.kinds(s) != KIND_LITERAL
-        ok &= terms.kinds(p) == KIND_IRI
-        for triple in zip(terms.decode_column(s[ok]), terms.decode_column(p[ok]),
-                          terms.decode_column(o[ok]), strict=True):
-            out[triple] = None
-    return list(out)
-
-
-def describe(targets, table: Table, terms: QueryTerms, graph) -> list:
-    """DESCRIBE: the triples whose subject is a described resource, followed
-    through blank-node objects (a concise bounded description)."""
-    ids: set[int] = set()
-    for t in targets:
-        if isinstance(t, Variable):
-            ids.update(int(i) for i in table.column(t.name).tolist() if i > 0)
-        else:
-            found = terms.encode(t)
-            if found > 0:
-                ids.add(found)
-    out: dict[tuple, None] = {}
-    seen: set[int] = set()
-    frontier = np.array(sorted(ids), dtype=np.int64)
-    while len(frontier):
-        seen.update(frontier.tolist())
-        _, s, p, o = graph.match(frontier, None, None, len(frontier))
-        for triple in zip(terms.decode_column(s), terms.decode_column(p), terms.decode_column(o),
-                          strict=True):
-            out[triple] = None
-        blank = o[(terms.kinds(o) == KIND_BNODE)]
-        frontier = np.array(sorted(set(blank.tolist()) - seen), dtype=np.int64)
-    return list(out)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.loader.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
-from engine.store.triple_table import EMPTY, TripleTable, expand_ranges
+from engine.store.triple_table import EMPTY, DerivedColumns, TripleTable, expand_ranges
 
 
 class Adjacency:
@@ -197,7 +197,7 @@ def _in_row_order(found: list[tuple[np.ndarray, ...]], width: int) -> tuple[np.n
     return tuple(c[order] for c in cols)
 
 
-class BaseTable:
+class BaseTable(DerivedColumns):
     """One graph of a loaded store, behind the TripleTable interface."""
 
     def __init__(self, out: Direction, into: Direction, triples: int) -> None:
@@ -261,18 +261,6 @@ class BaseTable:
     @cached_property
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self._out.columns()
-
-    @property
-    def s(self) -> np.ndarray:
-        return self._columns[0]
-
-    @property
-    def p(self) -> np.ndarray:
-        return self._columns[1]
-
-    @property
-    def o(self) -> np.ndarray:
-        return self._columns[2]
 
     def with_changes(self, add: TripleTable | None, remove: TripleTable | None) -> TripleTable:
         """An in-memory copy with the changes (the base itself is read-only)."""

@@ -41,6 +41,25 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return rows, positions
 
 
+class DerivedColumns:
+    """``s``/``p``/``o`` for tables whose full columns are derived on demand
+    (a union of members, a memory-mapped CSR): subclasses provide ``_columns``."""
+
+    _columns: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @property
+    def s(self) -> np.ndarray:
+        return self._columns[0]
+
+    @property
+    def p(self) -> np.ndarray:
+        return self._columns[1]
+
+    @property
+    def o(self) -> np.ndarray:
+        return self._columns[2]
+
+
 def _pair_key(high: np.ndarray, low: np.ndarray) -> np.ndarray:
     """Composite int64 key of two ID columns; -1 where either is query-local."""
     key = (high << 32) | low

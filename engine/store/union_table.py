@@ -13,10 +13,10 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.store.triple_table import EMPTY, TripleTable
+from engine.store.triple_table import EMPTY, DerivedColumns, TripleTable
 
 
-class UnionTable:
+class UnionTable(DerivedColumns):
     """The ``TripleTable`` read interface over disjoint member tables."""
 
     def __init__(self, members: list) -> None:
@@ -50,18 +50,6 @@ class UnionTable:
         if not self.members:
             return EMPTY, EMPTY, EMPTY
         return tuple(np.concatenate([getattr(m, c) for m in self.members]) for c in "spo")
-
-    @property
-    def s(self) -> np.ndarray:
-        return self._columns[0]
-
-    @property
-    def p(self) -> np.ndarray:
-        return self._columns[1]
-
-    @property
-    def o(self) -> np.ndarray:
-        return self._columns[2]
 
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
         """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""

@@ -13,6 +13,7 @@ import numpy as np
 from engine.sparql.continuous import ContinuousQuery
 from engine.sparql.executor import Executor, QueryDataset
 from engine.sparql.expressions import EvalContext, ExprError
+from engine.sparql.forms import construct
 from engine.sparql.query_terms import QueryTerms
 from engine.store.layered_table import LayeredTable
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
@@ -174,8 +175,6 @@ class RunningQuery:
             event.boolean = table.length > 0
             return event
         if query.form == "CONSTRUCT":
-            from engine.api import construct
-
             event.triples = construct(query.template, table, terms)
             return event
         columns = [terms.decode_column(table.column(v)) for v in event.variables]
