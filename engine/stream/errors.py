@@ -35,3 +35,10 @@ class LateItem(StreamError):
 
 class BadRegistration(StreamError):
     status = 400
+
+
+class TooManyWindows(StreamError):
+    """A timestamp so far ahead that it would close more windows at once than
+    the server evaluates in one request (every window must be reported)."""
+
+    status = 422

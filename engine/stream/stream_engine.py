@@ -15,6 +15,7 @@ freed or compacted.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -22,16 +23,27 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from engine.sparql.continuous import ContinuousQuery, parse_registration
-from engine.stream.errors import BadRegistration, DuplicateName, LateItem, UnknownQuery, UnknownStream
+from engine.stream.errors import (
+    BadRegistration,
+    DuplicateName,
+    LateItem,
+    TooManyWindows,
+    UnknownQuery,
+    UnknownStream,
+)
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
 from engine.terms import IRI, Term
 
+log = logging.getLogger("rivulet.streams")
+
 #: an item: (timestamp in ms or None for arrival time, its triples)
 Item = tuple[int | None, Sequence[tuple[Term, Term, Term]]]
 
 DEFAULT_RETAINED_EVENTS = 1000
+#: windows one query may report in one ingest request
+MAX_WINDOWS_AT_ONCE = 100_000
 #: how often the idle clock moves the watermark of idle wall-clock streams
 IDLE_TICK_SECONDS = 0.1
 
@@ -94,6 +106,8 @@ class StreamEngine:
             state = self.stream(name)
             received = time.time()
             stamped = self._check_order(state, list(items), int(received * 1000))
+            if stamped:
+                self._check_jump(state, stamped[-1][0])
             events = self._ingest(state, stamped, received)
             return {
                 "stream": name,
@@ -102,6 +116,22 @@ class StreamEngine:
                 "watermark_ms": state.watermark,
                 "windows_fired": len(events),
             }
+
+    def _check_jump(self, state: StreamState, watermark: int) -> None:
+        """Refuse a watermark that would make one query report more than
+        MAX_WINDOWS_AT_ONCE windows in this request (a heartbeat in the wrong
+        unit, a clock in seconds...): every window must be reported, and that
+        many would hold the server for minutes."""
+        for running in self.queries.values():
+            if state not in running.streams or running.step_ms is None or running.next_index is None:
+                continue
+            pending = watermark // running.step_ms - running.next_index + 1
+            if pending > MAX_WINDOWS_AT_ONCE:
+                raise TooManyWindows(
+                    f"timestamp {watermark} ms would close {pending} windows of query "
+                    f"{running.spec.name!r} at once (at most {MAX_WINDOWS_AT_ONCE}); send "
+                    "intermediate heartbeats, or check the timestamp's unit (milliseconds)"
+                )
 
     def heartbeat(self, name: str, timestamp: int) -> dict:
         return self.ingest(name, [(timestamp, [])])
@@ -298,6 +328,11 @@ class StreamEngine:
                 if idle_since is not None and now_ms - idle_since < definition.idle_lag_ms:
                     continue  # not idle: the producer's own timestamps drive the watermark
                 mark = now_ms - definition.idle_lag_ms
+                try:
+                    self._check_jump(state, mark)
+                except TooManyWindows as exc:
+                    log.warning("idle clock of stream %r held back: %s", definition.name, exc)
+                    continue
                 if state.watermark is None or mark > state.watermark:
                     self._ingest(state, [(mark, [])], time.time(), from_producer=False)
 

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from engine.api import Store
-from engine.stream.errors import BadRegistration, DuplicateName, LateItem, UnknownStream
+from engine.stream.errors import BadRegistration, DuplicateName, LateItem, TooManyWindows, UnknownStream
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
 from engine.terms import IRI, Literal
@@ -208,3 +208,14 @@ def test_a_term_used_by_stored_data_survives_its_window(engine):
     engine.heartbeat("a", 10_000)
     assert engine.store.query(f"ASK {{ GRAPH <{EX}a> {{ <{EX}sensor9> <{EX}name> \"s9\" }} }}").boolean
     assert engine.store.terms.lookup(Literal("1.5")) == 0  # the reading's value is gone
+
+
+def test_a_timestamp_that_would_close_too_many_windows_is_refused(engine):
+    events = collect(engine, f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 100ms] "
+                             "WHERE { ?s ?p ?o }")
+    engine.ingest("a", [(0, [triple("x", "name", Literal("x"))])])
+    with pytest.raises(TooManyWindows, match="1700000000000"):
+        engine.heartbeat("a", 1_700_000_000_000)  # a clock in ms after stream time from 0
+    assert engine.stream("a").watermark == 0 and events == []
+    engine.heartbeat("a", 1000)
+    assert len(events) == 10
