@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     )
     store = build_store(args)
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Rivulet: {len(store)} triples; SPARQL endpoint at http://{host}:{args.port}/sparql "
-          f"(graph store at /store)", flush=True)
+    base = f"http://{host}:{args.port}"
+    print(f"Rivulet: {len(store)} triples; console at {base}/ ; SPARQL endpoint {base}/sparql "
+          f"(graph store /store, streams /streams, continuous queries /queries)", flush=True)
     uvicorn.run(create_app(store, settings), host=args.host, port=args.port, log_level="info")
     return 0
