@@ -157,3 +157,16 @@ def test_service_silent_survives_a_dead_endpoint(store):
     assert len(store.query(query)) == 1
     with pytest.raises(ServiceError):
         store.query(query.replace("SILENT ", ""))
+
+
+def test_limit_without_order_stops_early_but_answers_right():
+    store = Store()
+    store.add([(IRI(f"http://ex/s{i}"), IRI("http://ex/v"), Literal(str(i), "http://www.w3.org/2001/XMLSchema#integer"))
+               for i in range(5000)])
+    result = store.query("SELECT ?s ?v WHERE { ?s <http://ex/v> ?v FILTER(?v >= 4990) } LIMIT 5 OFFSET 2")
+    rows = list(result.rows())
+    assert len(rows) == 5 and all(int(v.lexical) >= 4990 for _, v in rows)
+    empty = store.query("SELECT ?s WHERE { ?s <http://ex/v> ?v FILTER(?v > 9999) } LIMIT 5")
+    assert empty.variables == ["s"] and len(empty) == 0
+    everything = store.query("SELECT * WHERE { ?s ?p ?v } LIMIT 10000")
+    assert len(everything) == 5000

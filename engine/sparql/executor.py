@@ -139,14 +139,7 @@ class Executor:
             table = self._extend_with_pattern(table, pattern, graph)
             if not table.length:
                 break
-        if not table.length:
-            names = dict.fromkeys(table.columns)
-            for p in node.triples:
-                for t in (p.subject, p.predicate, p.object):
-                    if isinstance(t, Variable):
-                        names[t.name] = None
-            return Table.empty(list(names))
-        return table
+        return table if table.length else _no_solutions(node, table)
 
     def _extend_with_pattern(self, table: Table, pattern: A.TriplePattern, graph: TripleTable) -> Table:
         positions = (pattern.subject, pattern.predicate, pattern.object)
@@ -489,10 +482,67 @@ class Executor:
         return self.run(node.pattern).project([v.name for v in node.vars])
 
     def _slice(self, node: A.Slice) -> Table:
-        table = self.run(node.pattern)
         end = None if node.limit is None else node.offset + node.limit
+        table = self._first_rows(node.pattern, end) if end is not None else None
+        if table is None:
+            table = self.run(node.pattern)
         return table.take(np.arange(table.length)[node.offset : end])
 
+    def _first_rows(self, node: A.Pattern, needed: int) -> Table | None:
+        """LIMIT without ORDER BY: for ``[Project] Filter* BGP``, explore the
+        BGP's first pattern a chunk at a time and stop once ``needed`` rows
+        passed the filters, instead of answering the whole pattern first.
+        None when the pattern has another shape (the caller runs it whole)."""
+        project = node if isinstance(node, A.Project) else None
+        inner = node.pattern if project else node
+        conditions = []
+        while isinstance(inner, A.Filter):
+            conditions.append(inner.condition)
+            inner = inner.pattern
+        if not isinstance(inner, A.BGP) or not inner.triples:
+            return None
+        parts, found = [], 0
+        for chunk in self._bgp_chunks(inner):
+            for condition in reversed(conditions):  # innermost FILTER first
+                if chunk.length:
+                    chunk = chunk.mask(self._truth_mask(condition, chunk))
+            parts.append(chunk)
+            found += chunk.length
+            if found >= needed:
+                break
+        table = concat(parts) if found else _no_solutions(inner, Table.unit())
+        return table.project([v.name for v in project.vars]) if project else table
+
+    def _bgp_chunks(self, node: A.BGP):
+        """The BGP's solutions in chunks: the first pattern's matches, FIRST_CHUNK
+        at first and four times more each time, extended through the others."""
+        graph = self.active
+        first, *rest = order_patterns(node.triples, self._estimate, set())
+        seeds = self._extend_with_pattern(Table.unit(), first, graph)
+        start, size = 0, FIRST_CHUNK
+        while start < seeds.length:
+            chunk = seeds.take(np.arange(start, min(start + size, seeds.length)))
+            for pattern in rest:
+                chunk = self._extend_with_pattern(chunk, pattern, graph)
+                if not chunk.length:
+                    break
+            if chunk.length:
+                yield chunk
+            start, size = start + size, size * 4
+
+
+def _no_solutions(node: A.BGP, table: Table) -> Table:
+    """The empty result of a BGP, with a column for each of its variables."""
+    names = dict.fromkeys(table.columns)
+    for p in node.triples:
+        for term in (p.subject, p.predicate, p.object):
+            if isinstance(term, Variable):
+                names[term.name] = None
+    return Table.empty(list(names))
+
+
+#: first-pattern rows explored in the first chunk of a LIMIT query
+FIRST_CHUNK = 64
 
 #: hidden column that carries the left row number through a bind join
 _ROW = ".row"
