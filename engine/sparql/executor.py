@@ -73,6 +73,7 @@ class Executor:
         should_stop: Callable[[], bool] | None = None,
     ):
         self.should_stop = should_stop
+        self._stats_cache: dict[tuple[int, int], tuple[int, int, int]] = {}
         self.terms = terms
         self.dataset = dataset
         self.active = dataset.default
@@ -114,15 +115,12 @@ class Executor:
         counts of the pattern's constants from the store, then the average
         fan-out of the predicate for each position already bound)."""
         positions = (pattern.subject, pattern.predicate, pattern.object)
-        constants = [None if isinstance(t, Variable) else self._constant_id(t) for t in positions]
-        matches = self.active.count(*constants)
+        matches, subjects, objects = self._pattern_stats(pattern)
         if matches == 0:
             return 0.0
         is_bound = [isinstance(t, Variable) and t.name in bound for t in positions]
         if not any(is_bound):
             return rows * matches
-        stats = getattr(self.active, "degree_stats", None)
-        _, subjects, objects = stats(constants[1]) if stats else (matches, 1, 1)
         estimate = float(matches)
         if is_bound[0]:
             estimate /= max(subjects, 1)
@@ -131,6 +129,20 @@ class Executor:
         if is_bound[1]:
             estimate /= max(len(self.active) ** 0.5, 1.0)
         return rows * estimate
+
+    def _pattern_stats(self, pattern: A.TriplePattern) -> tuple[int, int, int]:
+        """(matches of the pattern's constants, distinct subjects and objects of its
+        predicate) in the active graph; asked again at every greedy step, so kept."""
+        key = (id(pattern), id(self.active))  # both live as long as this executor
+        found = self._stats_cache.get(key)
+        if found is None:
+            positions = (pattern.subject, pattern.predicate, pattern.object)
+            constants = [None if isinstance(t, Variable) else self._constant_id(t) for t in positions]
+            matches = self.active.count(*constants)
+            stats = getattr(self.active, "degree_stats", None)
+            _, subjects, objects = stats(constants[1]) if stats and matches else (matches, 1, 1)
+            found = self._stats_cache[key] = (matches, subjects, objects)
+        return found
 
     def _bgp(self, node: A.BGP, table: Table | None = None) -> Table:
         table = table or Table.unit()
