@@ -12,7 +12,11 @@ Plain literals and ``xsd:string`` literals are the same term in RDF 1.1, so
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
+import threading
+import uuid
 
 import numpy as np
 
@@ -154,14 +158,38 @@ KIND_BNODE = 2
 KIND_LITERAL = 3
 
 
+_INTEGER_FORM = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_FORM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+_DOUBLE_FORM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN")
+
+
 def numeric_value(term: Term) -> float:
-    """The number a literal stands for, NaN when it is not a valid number."""
+    """The number a literal stands for, NaN when it is not a valid number of
+    its datatype (the lexical space of XSD, not Python's: "1_000" and "inf"
+    are not numbers here)."""
     if term.__class__ is not Literal or term.datatype not in NUMERIC_DATATYPES:  # type: ignore[union-attr]
         return math.nan
-    try:
-        return float(term.lexical.strip())  # type: ignore[union-attr]
-    except ValueError:
+    lexical = term.lexical.strip()  # type: ignore[union-attr]
+    datatype = term.datatype  # type: ignore[union-attr]
+    if datatype in (XSD_DOUBLE, XSD_FLOAT):
+        form = _DOUBLE_FORM
+    elif datatype == XSD_DECIMAL:
+        form = _DECIMAL_FORM
+    else:
+        form = _INTEGER_FORM
+    if form.fullmatch(lexical) is None or lexical == "NaN":
         return math.nan
+    return float(lexical)
+
+
+_fresh_labels = itertools.count()
+_FRESH_PREFIX = "f" + uuid.uuid4().hex[:12]
+
+
+def fresh_bnode() -> BNode:
+    """A blank node no other one in this process has: for CONSTRUCT templates,
+    INSERT templates and INSERT DATA, whose output may be stored."""
+    return BNode(f"{_FRESH_PREFIX}n{next(_fresh_labels)}")
 
 
 class TermDictionary:
@@ -187,6 +215,9 @@ class TermDictionary:
         #: IDs encoded transient and not pinned since; only these can be freed
         self._transient: set[int] = set()
         self._free: list[int] = []
+        #: writers (loads, updates, stream ingestion, the stream engine's
+        #: declarations) may come from several threads; readers need no lock
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -195,20 +226,27 @@ class TermDictionary:
         """The ID of ``term``, assigning a new one if it is not known yet. The
         ID is permanent (pinned)."""
         found = self._ids.get(term)
-        if found is not None:
-            if self._transient and found in self._transient:
-                self._transient.discard(found)
+        if found is not None and not self._transient:
             return found
-        return self._assign(term)
+        with self._lock:
+            found = self._ids.get(term)
+            if found is not None:
+                self._transient.discard(found)
+                return found
+            return self._assign(term)
 
     def encode_transient(self, term: Term) -> int:
         """The ID of ``term``; a new one may be freed again (see :meth:`release`)."""
         found = self._ids.get(term)
         if found is not None:
             return found
-        new_id = self._assign(term)
-        self._transient.add(new_id)
-        return new_id
+        with self._lock:
+            found = self._ids.get(term)
+            if found is not None:
+                return found
+            new_id = self._assign(term)
+            self._transient.add(new_id)
+            return new_id
 
     def _assign(self, term: Term) -> int:
         if self._free:
@@ -248,12 +286,14 @@ class TermDictionary:
     def pin(self, ids: np.ndarray) -> None:
         """Make IDs permanent (their terms are now in stored data)."""
         if self._transient and len(ids):
-            self._transient.difference_update(np.unique(ids).tolist())
+            with self._lock:
+                self._transient.difference_update(np.unique(ids).tolist())
 
     def hold(self, ids: np.ndarray) -> None:
         """One more reference (a transient-log chunk) to each distinct ID."""
         if len(ids):
-            self._refs[np.unique(ids)] += 1
+            with self._lock:
+                self._refs[np.unique(ids)] += 1
 
     def release(self, ids: np.ndarray) -> int:
         """Drop the references :meth:`hold` took; transient IDs left without any
@@ -261,6 +301,10 @@ class TermDictionary:
         if not len(ids):
             return 0
         distinct = np.unique(ids)
+        with self._lock:
+            return self._release(distinct)
+
+    def _release(self, distinct: np.ndarray) -> int:
         self._refs[distinct] -= 1
         if not self._transient:
             return 0

@@ -56,3 +56,12 @@ def test_non_numbers_take_the_general_path():
     table = Table({"v": ids}, 2)
     agg = A.Aggregate("SUM", A.VarExpr(V))
     assert fast_numeric(agg, table, np.zeros(2, dtype=np.int64), 1, QueryTerms(dictionary)) is None
+
+
+def test_fast_max_keeps_an_integer_subtype():
+    dictionary = TermDictionary()
+    ids = np.array([dictionary.encode(Literal(v, XSD + "int")) for v in ("3", "05", "4")], dtype=np.int64)
+    table = Table({"v": ids}, 3)
+    result = fast_numeric(A.Aggregate("MAX", A.VarExpr(V)), table, np.zeros(3, dtype=np.int64), 1,
+                          QueryTerms(dictionary))
+    assert result == [Literal("5", XSD + "int")]

@@ -70,13 +70,18 @@ def _extreme(values: list[Term], pick: Callable[..., Term]) -> Term | None:
     equal values written differently ("2E-1", "0.20E0") give one answer."""
     if not values:
         return None
-    chosen = pick(values, key=order_key)
-    if chosen.__class__ is Literal:
-        number = numeric(chosen)  # type: ignore[arg-type]
+    return canonical_number(pick(values, key=order_key))
+
+
+def canonical_number(term: Term) -> Term:
+    """A numeric literal in canonical form, keeping an integer subtype
+    (``"05"^^xsd:int`` -> ``"5"^^xsd:int``); any other term as it is."""
+    if term.__class__ is Literal:
+        number = numeric(term)  # type: ignore[arg-type]
         if number is not None:
             rank, value = number
-            return Literal(str(value), chosen.datatype) if rank == INTEGER else number_literal(value, rank)
-    return chosen
+            return Literal(str(value), term.datatype) if rank == INTEGER else number_literal(value, rank)
+    return term
 
 
 def _min(values: list[Term], agg: Aggregate) -> Term | None:

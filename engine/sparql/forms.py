@@ -7,7 +7,7 @@ import numpy as np
 from engine.sparql import algebra as A
 from engine.sparql.query_terms import QueryTerms
 from engine.sparql.table import Table
-from engine.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable
+from engine.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
 
 
 def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryTerms) -> list:
@@ -18,7 +18,6 @@ def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryT
     if not n:
         return []
     fresh: dict[BNode, np.ndarray] = {}
-    counter = 0
     for pattern in template:
         cols = []
         for t in (pattern.subject, pattern.predicate, pattern.object):
@@ -26,8 +25,7 @@ def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryT
                 cols.append(table.column(t.name))
             elif isinstance(t, BNode):
                 if t not in fresh:
-                    labels = [BNode(f"c{counter}r{i}") for i in range(n)]
-                    counter += 1
+                    labels = [fresh_bnode() for _ in range(n)]
                     fresh[t] = terms.encode_column(labels)
                 cols.append(fresh[t])
             else:

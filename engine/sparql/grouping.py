@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.sparql import algebra as A
+from engine.sparql.aggregates import canonical_number
 from engine.sparql.operators import arithmetic
 from engine.sparql.table import Table
 from engine.sparql.xsd import DOUBLE, INTEGER, integer_literal, number_literal, numeric
@@ -112,11 +113,5 @@ def _extremes(name: str, ids, values, groups, counts, n_groups: int, terms) -> l
     order = np.lexsort((values if name == "MIN" else -values, groups))
     starts = np.searchsorted(groups[order], np.arange(n_groups))
     chosen = [int(ids[order[start]]) if counts[g] else 0 for g, start in enumerate(starts.tolist())]
-    out: list = []
-    for term in terms.decode_column(np.array(chosen, dtype=np.int64)):
-        if term is None:
-            out.append(None)
-        else:
-            rank, value = numeric(term)
-            out.append(number_literal(value, rank))
-    return out
+    return [None if term is None else canonical_number(term)
+            for term in terms.decode_column(np.array(chosen, dtype=np.int64))]

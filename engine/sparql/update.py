@@ -18,7 +18,7 @@ from engine.sparql.expressions import EvalContext
 from engine.sparql.query_terms import QueryTerms
 from engine.sparql.table import Table
 from engine.store.quad_store import DEFAULT_GRAPH, Transaction
-from engine.terms import IRI, KIND_IRI, KIND_LITERAL, BNode, Variable
+from engine.terms import IRI, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
 
 
 class UpdateError(Exception):
@@ -36,7 +36,6 @@ class UpdateRunner:
         self.dictionary = txn.store.terms
         self.load_document = load_document
         self.make_context = make_context
-        self._bnode_counter = 0
 
     def run(self, update: A.Update) -> None:
         handlers = {
@@ -73,7 +72,7 @@ class UpdateRunner:
             terms = []
             for t in (q.subject, q.predicate, q.object):
                 if isinstance(t, BNode):
-                    t = bnodes.setdefault(t, self._fresh_bnode())
+                    t = bnodes.setdefault(t, fresh_bnode())
                 terms.append(t)
             if lookup_only:
                 ids = [self.dictionary.lookup(t) for t in terms]
@@ -90,10 +89,6 @@ class UpdateRunner:
             g: tuple(np.array(c, dtype=np.int64) for c in zip(*rows, strict=True))
             for g, rows in grouped.items()
         }
-
-    def _fresh_bnode(self) -> BNode:
-        self._bnode_counter += 1
-        return BNode(f"u{id(self):x}x{self._bnode_counter}")
 
     def _where(self, pattern: A.Pattern, using: A.Dataset | None, with_graph: IRI | None):
         snapshot = self.txn.snapshot()
@@ -155,7 +150,7 @@ class UpdateRunner:
             return col
         if isinstance(t, BNode) and fresh:
             if t not in row_bnodes:
-                row_bnodes[t] = self.dictionary.encode_many([self._fresh_bnode() for _ in range(n)])
+                row_bnodes[t] = self.dictionary.encode_many([fresh_bnode() for _ in range(n)])
             return row_bnodes[t]
         return np.full(n, self.dictionary.encode(t), dtype=np.int64)
 

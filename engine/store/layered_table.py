@@ -15,6 +15,7 @@ when no pending window can need an as-of view that cuts through them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,11 +37,11 @@ class Delta:
     ts: np.ndarray
     stream: int
 
-    @property
+    @cached_property
     def min_ts(self) -> int:
         return int(self.ts.min()) if len(self.ts) else 0
 
-    @property
+    @cached_property
     def max_ts(self) -> int:
         return int(self.ts.max()) if len(self.ts) else 0
 
@@ -96,6 +97,24 @@ class LayeredTable(UnionTable):
         delta = Delta(TripleTable(s[new], p[new], o[new], unique=True), ts[new], stream)
         return LayeredTable(self.base, (*self.deltas, delta))
 
+    def without(self, gone: TripleTable) -> LayeredTable:
+        """A new version without the triples of ``gone`` (SPARQL DELETE): the
+        base is rebuilt only if it holds some of them; deltas keep the
+        timestamps of the rows that stay."""
+        base = self.base
+        if UnionTable([base]).contains(gone.s, gone.p, gone.o).any():
+            base = base.with_changes(None, gone)
+        deltas = []
+        for d in self.deltas:
+            keep = ~UnionTable([gone]).contains(d.table.s, d.table.p, d.table.o)
+            if keep.all():
+                deltas.append(d)
+            elif keep.any():
+                t = d.table
+                deltas.append(Delta(TripleTable(t.s[keep], t.p[keep], t.o[keep], unique=True), d.ts[keep],
+                                    d.stream))
+        return LayeredTable(base, tuple(deltas))
+
     def as_of(self, cutoffs: dict[int, int]) -> UnionTable:
         """The graph as a window closing at ``cutoffs[stream]`` must see it."""
         if not any(d.stream in cutoffs for d in self.deltas):
@@ -114,8 +133,10 @@ class LayeredTable(UnionTable):
         them merge into the base once they hold a quarter of its size."""
         if not self.deltas:
             return self
-        movable = [d for d in self.deltas if d.stream not in safe or d.max_ts < safe[d.stream]]
-        pinned = [d for d in self.deltas if not (d.stream not in safe or d.max_ts < safe[d.stream])]
+        movable: list[Delta] = []
+        pinned: list[Delta] = []
+        for d in self.deltas:
+            (movable if d.stream not in safe or d.max_ts < safe[d.stream] else pinned).append(d)
         delta_rows = sum(len(d.table) for d in movable)
         if movable and delta_rows * 4 >= max(len(self.base), 65536):
             base = self.base

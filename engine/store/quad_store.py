@@ -11,16 +11,19 @@ an update.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.store.layered_table import LayeredTable
+from engine.store.layered_table import NO_STREAM, LayeredTable
 from engine.store.triple_table import TripleTable
 from engine.terms import TermDictionary
 
 #: graph ID of the default graph (term IDs of named graphs are >= 1)
 DEFAULT_GRAPH = 0
+#: in-memory graphs at least this large take updates as deltas, not rebuilds
+DELTA_MIN = 65536
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,17 @@ class Transaction:
         return self.graphs.get(graph_id) or TripleTable.empty()
 
     def add(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        """Add triples. A small in-memory graph is rebuilt; a large, layered or
+        memory-mapped one gets a delta (no copy of the graph, and the
+        timestamps of stream deltas stay intact for pending windows)."""
         if len(s) == 0 and graph_id in self.graphs:
             return
-        self.graphs[graph_id] = self.table(graph_id).with_changes(TripleTable(s, p, o), None)
+        table = self.table(graph_id)
+        if isinstance(table, TripleTable) and len(table) < DELTA_MIN:
+            self.graphs[graph_id] = table.with_changes(TripleTable(s, p, o), None)
+            return
+        layered = table if isinstance(table, LayeredTable) else LayeredTable(table)
+        self.graphs[graph_id] = layered.appended(s, p, o, np.zeros(len(s), dtype=np.int64), NO_STREAM)
 
     def append(
         self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int
@@ -80,7 +91,12 @@ class Transaction:
     def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         if graph_id not in self.graphs or len(s) == 0:
             return
-        self.graphs[graph_id] = self.graphs[graph_id].with_changes(None, TripleTable(s, p, o))
+        table = self.graphs[graph_id]
+        gone = TripleTable(s, p, o)
+        if isinstance(table, LayeredTable):
+            self.graphs[graph_id] = table.without(gone)
+        else:
+            self.graphs[graph_id] = table.with_changes(None, gone)
 
     def create(self, graph_id: int) -> None:
         self.graphs.setdefault(graph_id, TripleTable.empty())
@@ -96,6 +112,7 @@ class Transaction:
             self.graphs.pop(graph_id, None)
 
     def commit(self) -> Snapshot:
+        self.compact(self.store.compaction_bounds())
         return self.store._publish(self)
 
 
@@ -106,6 +123,11 @@ class QuadStore:
         self.terms = TermDictionary()
         self._snapshot = Snapshot({DEFAULT_GRAPH: TripleTable.empty()}, 0)
         self._write_lock = threading.Lock()
+        self._writer: Transaction | None = None
+        #: per stream number, the earliest window close a pending continuous query
+        #: still reads the store as of (set by the stream engine); deltas of
+        #: those streams at or after it are not compacted yet
+        self.compaction_bounds: Callable[[], dict[int, int]] = dict
 
     def snapshot(self) -> Snapshot:
         return self._snapshot
@@ -113,16 +135,21 @@ class QuadStore:
     def begin(self) -> Transaction:
         """Start a write transaction; writers are serialised by ``commit``."""
         self._write_lock.acquire()
-        return Transaction(self, self._snapshot)
+        self._writer = Transaction(self, self._snapshot)
+        return self._writer
 
     def abort(self, txn: Transaction) -> None:
         """Give up a transaction: nothing it did becomes visible."""
-        if self._write_lock.locked():
+        if self._writer is txn:
+            self._writer = None
             self._write_lock.release()
 
     def _publish(self, txn: Transaction) -> Snapshot:
+        if self._writer is not txn:
+            raise RuntimeError("commit of a transaction that is not the open one")
         try:
             self._snapshot = Snapshot(dict(txn.graphs), self._snapshot.version + 1)
             return self._snapshot
         finally:
+            self._writer = None
             self._write_lock.release()

@@ -17,12 +17,13 @@ appends lines) and is trivially produced by ``awk`` from N-Triples.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from engine.ntriples import NTriplesError, parse_statement
 from engine.stream.errors import StreamError
 
 MEDIA_TYPE = "application/x-timestamped-ntriples"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class BatchFormatError(StreamError):
@@ -46,7 +47,8 @@ def parse_timestamp(text: str) -> int:
         raise ValueError(f"not a timestamp (milliseconds or xsd:dateTime): {text!r}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+    # integer arithmetic: float seconds * 1000 can land 1 ms early
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def parse_batch(text: str) -> list[tuple[int, list]]:

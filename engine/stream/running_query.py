@@ -175,24 +175,28 @@ class RunningQuery:
             event.boolean = table.length > 0
             return event
         if query.form == "CONSTRUCT":
-            event.triples = construct(query.template, table, terms)
+            event.triples = self._policy(construct(query.template, table, terms))
             return event
         columns = [terms.decode_column(table.column(v)) for v in event.variables]
         rows = list(zip(*columns, strict=True)) if columns else [()] * table.length
+        event.rows = self._policy(rows)
+        return event
+
+    def _policy(self, rows: list) -> list:
+        """RSTREAM: all rows; ISTREAM / DSTREAM: the multiset difference with
+        the previous window's rows (terms, so IDs freed meanwhile do not matter)."""
         if self.spec.report == "RSTREAM":
-            event.rows = rows
-            return event
+            return rows
         current = Counter(rows)
         previous = self.previous or Counter()
         self.previous = current
         delta = current - previous if self.spec.report == "ISTREAM" else previous - current
-        event.rows = list(delta.elements())
-        return event
+        return list(delta.elements())
 
     # ------------------------------------------------------------ subscribers
     def publish(self, event: WindowEvent) -> None:
-        self.events.append(event)
         with self._subscribers_lock:
+            self.events.append(event)
             subscribers = list(self.subscribers)
         for subscriber in subscribers:
             subscriber(event)

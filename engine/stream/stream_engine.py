@@ -60,6 +60,7 @@ class StreamEngine:
         self._next_stream_number = 0
         self._idle_clock: threading.Thread | None = None
         self._closed = threading.Event()
+        store.quad_store.compaction_bounds = self._compaction_bounds
 
     # ---------------------------------------------------------------- streams
     def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
@@ -169,13 +170,14 @@ class StreamEngine:
         quad_store = self.store.quad_store
         terms = quad_store.terms
         data_items = [(ts, triples) for ts, triples in items if len(triples)]
-        txn = quad_store.begin()
-        try:
-            encode = getattr(terms, "encode_transient", terms.encode)
-            flat = [
-                (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
-            ]
-            if flat:
+        flat: list = []
+        if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
+            txn = quad_store.begin()
+            try:
+                encode = getattr(terms, "encode_transient", terms.encode)
+                flat = [
+                    (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
+                ]
                 ts, s, p, o = (np.array(c, dtype=np.int64) for c in zip(*flat, strict=True))
                 timeless = ~state.is_timing(p)
                 txn.create(state.graph_id)
@@ -185,10 +187,10 @@ class StreamEngine:
                                state.number)
                 state.log.append(ts, s, p, o)
                 _call(terms, "hold", np.concatenate([s, p, o]))
-        except BaseException:
-            quad_store.abort(txn)
-            raise
-        txn.commit()
+            except BaseException:
+                quad_store.abort(txn)
+                raise
+            txn.commit()
         if flat:
             for query in self.queries.values():
                 if state in query.streams:
@@ -267,38 +269,40 @@ class StreamEngine:
 
     # --------------------------------------------------------------- reclaim
     def _reclaim(self) -> None:
-        """Free transient data no window can reach; compact stored deltas no
-        pending window needs to see apart."""
-        safe: dict[int, int] = {}
-        expiring: dict[int, tuple[StreamState, int | None, int | None]] = {}
+        """Free the transient data no window can reach, and the terms only it
+        used. (Stored deltas are compacted at every store commit, within the
+        bounds :meth:`_compaction_bounds` gives.)"""
+        terms = self.store.quad_store.terms
         for state in self.streams.values():
+            readers = [q for q in self.queries.values() if state in q.streams]
             before_ts: int | None = None
             before_seq: int | None = None
-            readers = [q for q in self.queries.values() if state in q.streams]
             for q in readers:
                 ts, seq = q.oldest_needed()
                 if ts is not None:
                     before_ts = ts if before_ts is None else min(before_ts, ts)
                 if seq is not None:
                     before_seq = seq if before_seq is None else min(before_seq, seq)
-                pending = q.pending_close_ms()
-                if pending is not None:
-                    safe[state.number] = min(safe.get(state.number, pending), pending)
             if readers and before_ts is None and before_seq is None:
                 continue  # readers waiting for their first item: nothing is old yet
-            expiring[state.number] = (state, before_ts, before_seq)
-        quad_store = self.store.quad_store
-        txn = quad_store.begin()
-        try:
-            # under the store's write lock, which every encode also takes
-            for state, before_ts, before_seq in expiring.values():
-                for chunk in state.log.expire(before_ts, before_seq):
-                    _call(quad_store.terms, "release", np.concatenate([chunk.s, chunk.p, chunk.o]))
-            txn.compact(safe)
-        except BaseException:
-            quad_store.abort(txn)
-            raise
-        txn.commit()
+            for chunk in state.log.expire(before_ts, before_seq):
+                _call(terms, "release", np.concatenate([chunk.s, chunk.p, chunk.o]))
+
+    def _compaction_bounds(self) -> dict[int, int]:
+        """Per stream number, the earliest application time a pending window
+        will read the store as of: deltas of that stream from then on must keep
+        their timestamps. Called at commits, from any writer's thread."""
+        bounds: dict[int, int] = {}
+        for query in list(self.queries.values()):
+            pending = query.pending_close_ms()
+            for state in query.streams:
+                if pending is None and query.count is not None:
+                    # a count window reads the store as of its last item: keep
+                    # everything still in the log apart
+                    pending = state.log.first_ts() if state.log.chunks else state.watermark
+                if pending is not None:
+                    bounds[state.number] = min(bounds.get(state.number, pending), pending)
+        return bounds
 
     def _start_idle_clock(self) -> None:
         """A daemon thread that advances idle streams' watermarks (started on

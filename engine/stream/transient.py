@@ -62,6 +62,10 @@ class TransientLog:
     def __len__(self) -> int:
         return sum(len(c.ts) for c in self.chunks)
 
+    def first_ts(self) -> int | None:
+        """Timestamp of the oldest row still in the log."""
+        return int(self.chunks[0].ts[0]) if self.chunks else None
+
     def time_range(self, start: int, end: int) -> WindowContent:
         """Rows with ``start <= ts < end``."""
         parts = []

@@ -219,3 +219,33 @@ def test_a_timestamp_that_would_close_too_many_windows_is_refused(engine):
     assert engine.stream("a").watermark == 0 and events == []
     engine.heartbeat("a", 1000)
     assert len(events) == 10
+
+
+def test_istream_applies_to_construct_too(engine):
+    events = collect(engine, f"REGISTER ISTREAM <{EX}out> AS CONSTRUCT {{ ?s <{EX}seen> true }} "
+                             f"FROM NAMED WINDOW <{EX}w> ON <{EX}a> [RANGE PT2S STEP PT1S] "
+                             f"WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}name> ?n }} }}")
+    engine.ingest("a", [(100, [triple("x", "name", Literal("x"))])])
+    engine.heartbeat("a", 3000)
+    assert [len(e.triples) for e in events] == [1, 0, 0]
+
+
+def test_an_update_keeps_the_snapshot_of_pending_windows(engine):
+    """An INSERT into a stream's stored graph must not lose the timestamps
+    that keep later stream data out of earlier windows."""
+    events = collect(engine, f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] FROM <{EX}a> "
+                             f"WHERE {{ ?s <{EX}name> ?n }}")
+    engine.ingest("b", [(10, [triple("b1", "other", "x")])])
+    engine.ingest("a", [(5000, [triple("late", "name", Literal("late"))])])
+    engine.store.update(f"INSERT DATA {{ GRAPH <{EX}a> {{ <{EX}u> <{EX}other> 1 }} }}")
+    engine.heartbeat("b", 1000)
+    assert rows(events[0]) == []
+    assert engine.store.query(f"ASK {{ GRAPH <{EX}a> {{ <{EX}u> <{EX}other> 1 }} }}").boolean
+
+
+def test_datetime_timestamps_are_exact_milliseconds():
+    from engine.stream.batch_format import parse_timestamp
+
+    assert parse_timestamp("1987-03-12T00:11:34.550Z") == 542506294550
+    assert parse_timestamp("2023-11-14T22:13:20") == 1700000000000
