@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -48,7 +50,8 @@ def create_app(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=GRAPH_STORE_METHODS,
-            allow_headers=["Accept", "Authorization", "Content-Type"],
+            allow_headers=["Accept", "Authorization", "Content-Type", "X-Timestamp", "Last-Event-ID",
+                           "Cache-Control"],
             expose_headers=["Location"],
         ))
     routes = [
@@ -59,7 +62,13 @@ def create_app(
         *queries.routes(),
         *console_routes(),
     ]
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: plain_error})
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        yield
+        streams.close()  # stop the idle clock with the server
+
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: plain_error},
+                    lifespan=lifespan)
     app.state.store = store
     app.state.streams = streams
     return app

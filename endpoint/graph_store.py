@@ -27,7 +27,7 @@ from endpoint.sparql_route import endpoint_url
 from endpoint.workers import Workers
 from engine.api import Store
 from engine.rdf_io import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
-from engine.terms import IRI, Term
+from engine.terms import IRI, Term, iri_problem
 
 QUAD_FORMATS = {"nquads", "trig"}
 
@@ -65,7 +65,7 @@ class GraphStoreRoute:
         if len(graphs) > 1 or (graphs and "default" in params):
             raise HTTPException(400, "name one graph: either ?default or one ?graph=IRI")
         if graphs:
-            target = Target(graphs[0])
+            target = Target(_checked_iri(graphs[0]))
         elif "default" in params:
             target = Target(None)
         elif request.method == "POST":
@@ -75,7 +75,7 @@ class GraphStoreRoute:
         return await self._dispatch(request, target)
 
     async def direct(self, request: Request) -> Response:
-        return await self._dispatch(request, Target(endpoint_url(request)))
+        return await self._dispatch(request, Target(_checked_iri(endpoint_url(request))))
 
     async def _dispatch(self, request: Request, target: Target) -> Response:
         if request.method in ("GET", "HEAD"):
@@ -109,7 +109,7 @@ class GraphStoreRoute:
         _refuse_quads(document)
         existed = self._exists(target)
         triples = await self.workers.call(_parse_triples, document, target.iri or endpoint_url(request))
-        await self.workers.call(self.store.update, _replace_request(target.iri, triples))
+        await self.workers.call(self.store.replace_graph, target.iri, triples)
         return Response(status_code=204 if existed else 201)
 
     async def _post(self, request: Request, target: Target) -> Response:
@@ -119,7 +119,7 @@ class GraphStoreRoute:
         else:
             documents = [_document(await request.body(), request.headers.get("content-type"))]
         if target.new and len(documents) == 1 and documents[0].format in QUAD_FORMATS:
-            await self.workers.call(self.store.load, documents[0].data, documents[0].format)
+            await self.workers.call(_load_dataset, self.store, documents[0])
             return Response(status_code=204)
         for document in documents:
             _refuse_quads(document)
@@ -133,8 +133,7 @@ class GraphStoreRoute:
 
     async def _delete(self, target: Target) -> Response:
         self._require_graph(target)
-        text = "CLEAR DEFAULT" if target.iri is None else f"DROP GRAPH <{target.iri}>"
-        await self.workers.call(self.store.update, text)
+        await self.workers.call(self.store.drop_graph, target.iri)
         return Response(status_code=204)
 
 
@@ -180,11 +179,19 @@ def _parse_triples(document: Document, base: str) -> list[Triple]:
         raise HTTPException(400, f"could not parse the body as {document.format}: {exc}") from exc
 
 
-def _replace_request(graph: str | None, triples: list[Triple]) -> str:
-    """One SPARQL Update that replaces a graph's content, so the replacement
-    is atomic like any other update."""
-    data = "\n".join(f"{s.n3()} {p.n3()} {o.n3()} ." for s, p, o in triples)
-    if graph is None:
-        return f"CLEAR SILENT DEFAULT ;\nINSERT DATA {{\n{data}\n}}"
-    g = f"<{graph}>"
-    return f"DROP SILENT GRAPH {g} ;\nCREATE GRAPH {g} ;\nINSERT DATA {{ GRAPH {g} {{\n{data}\n}} }}"
+def _checked_iri(text: str) -> str:
+    """A graph IRI as SPARQL's IRIREF allows it; 400 otherwise (such a name
+    would also be unusable in queries)."""
+    problem = iri_problem(text)
+    if problem:
+        raise HTTPException(400, f"not a usable graph IRI: {text!r}: {problem}")
+    return text
+
+
+def _load_dataset(store: Store, document: Document) -> None:
+    """A bulk N-Quads / TriG upload; all or nothing."""
+    try:
+        store.load(document.data, document.format)
+    except Exception as exc:  # rdflib raises many kinds; all mean a malformed upload
+        raise HTTPException(400, f"could not parse the body as {document.format}, "
+                                 f"nothing was loaded: {exc}") from exc

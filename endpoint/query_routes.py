@@ -67,7 +67,10 @@ class QueryRoutes:
             if not text:
                 raise HTTPException(400, "the form has no 'query' field")
         elif media in ("application/sparql-query", "application/sparql-update", "text/plain", ""):
-            text = (await request.body()).decode("utf-8", errors="strict")
+            try:
+                text = (await request.body()).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise HTTPException(400, f"the registration is not UTF-8: {exc}") from exc
         else:
             raise HTTPException(415, f"unsupported registration type {media!r}; "
                                      "send the query as application/sparql-query")
@@ -107,12 +110,16 @@ class QueryRoutes:
             raise stream_error(exc) from exc
         last_id = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
         after = int(last_id) if last_id and last_id.strip().isdigit() else None
+        if after is not None and after > running.sequence:
+            # an id from before a re-registration or a restart: start afresh
+            after = None
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[WindowEvent | None] = asyncio.Queue(maxsize=SUBSCRIBER_QUEUE)
 
-        def deliver(event: WindowEvent) -> None:
-            # called in the engine's thread: hand over without ever blocking it
-            loop.call_soon_threadsafe(_offer, queue, event)
+        def deliver(event: WindowEvent | None) -> None:
+            # called in the engine's thread: hand over without ever blocking it;
+            # None means the query was unregistered
+            loop.call_soon_threadsafe(_offer, queue, CLOSED if event is None else event)
 
         backlog = running.subscribe(deliver, after)
 
@@ -125,6 +132,8 @@ class QueryRoutes:
                     yield _sse(event)
                 while True:
                     event = await queue.get()
+                    if event is CLOSED:
+                        return  # the query was unregistered
                     if event is None:
                         log.warning("SSE subscriber of %r dropped: it stopped reading", name)
                         return
@@ -139,7 +148,11 @@ class QueryRoutes:
                                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def _offer(queue: asyncio.Queue, event: WindowEvent) -> None:
+#: queued when the query is unregistered: its event streams end
+CLOSED = object()
+
+
+def _offer(queue: asyncio.Queue, event) -> None:
     """Queue an event; a full queue means the subscriber stalled: end its stream."""
     try:
         queue.put_nowait(event)

@@ -84,7 +84,7 @@ class SparqlRoute:
         return Response(status_code=204)
 
     def _apply_update(self, operation: Operation, base: str) -> None:
-        self.store.update(operation.text, base, operation.graphs, operation.named_graphs)
+        self.store.update(operation.text, base, operation.graphs, operation.named_graphs, local_files=False)
 
     async def _describe(self, request: Request) -> Response:
         offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))

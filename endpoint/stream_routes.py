@@ -26,7 +26,7 @@ from engine.stream.batch_format import parse_batch, parse_timestamp
 from engine.stream.errors import StreamError
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
-from engine.terms import IRI
+from engine.terms import IRI, iri_problem
 
 IDLE_POLICIES = ("none", "wallclock")
 
@@ -129,6 +129,13 @@ def _items(body: bytes, media: str, timestamp: int | None) -> list:
     return [(timestamp, triples)]
 
 
+def _check_iri(field: str, value: object) -> None:
+    """400 unless ``value`` is an absolute IRI a query could name."""
+    problem = iri_problem(value)
+    if problem:
+        raise HTTPException(400, f"{field}: {value!r} is not an IRI: {problem}")
+
+
 def _definition(name: str, body: bytes, url: str) -> StreamDefinition:
     """A stream definition from the PUT body (JSON; every field optional)."""
     try:
@@ -144,12 +151,18 @@ def _definition(name: str, body: bytes, url: str) -> StreamDefinition:
     if idle not in IDLE_POLICIES:
         raise HTTPException(400, f"idle must be one of {IDLE_POLICIES}, not {idle!r}")
     lag = spec.get("idle_lag_ms", 1000)
-    if not isinstance(lag, int) or lag < 0:
+    if not isinstance(lag, int) or isinstance(lag, bool) or lag < 0:
         raise HTTPException(400, "idle_lag_ms must be a non-negative integer")
+    for key in ("iri", "graph"):
+        if spec.get(key) is not None:
+            _check_iri(key, spec[key])
     for key in ("timing", "timeless"):
         value = spec.get(key)
-        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise HTTPException(400, f"{key} must be a list of predicate IRIs")
+        if value is not None:
+            if not isinstance(value, list):
+                raise HTTPException(400, f"{key} must be a list of predicate IRIs")
+            for predicate in value:
+                _check_iri(key, predicate)
     return StreamDefinition(
         name=name,
         iri=IRI(spec.get("iri") or url),

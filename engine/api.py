@@ -122,6 +122,31 @@ class Store:
         self._add_quads(quads, graph)
         return len(quads)
 
+    def replace_graph(self, graph: str | None, triples: list[tuple[Term, Term, Term]]) -> None:
+        """Replace a graph's content (None: the default graph) in one transaction."""
+        encode = self._store.terms.encode
+        rows = [(encode(s), encode(p), encode(o)) for s, p, o in triples]
+        txn = self._store.begin()
+        try:
+            gid = DEFAULT_GRAPH if graph is None else encode(IRI(graph))
+            txn.drop(gid)
+            txn.create(gid)
+            if rows:
+                txn.add(gid, *(np.array(c, dtype=np.int64) for c in zip(*rows, strict=True)))
+        except BaseException:
+            self._store.abort(txn)
+            raise
+        txn.commit()
+
+    def drop_graph(self, graph: str | None) -> None:
+        """Drop a named graph, or empty the default graph (None)."""
+        gid = DEFAULT_GRAPH if graph is None else self._store.terms.lookup(IRI(graph))
+        if graph is not None and not gid:
+            return
+        txn = self._store.begin()
+        txn.drop(gid)
+        txn.commit()
+
     def add(self, triples, graph: str | None = None) -> None:
         """Add ``(s, p, o)`` term triples (one transaction) to the default graph or ``graph``."""
         self._add_quads([(s, p, o, None) for s, p, o in triples], graph)
@@ -218,20 +243,25 @@ class Store:
 
     # ---------------------------------------------------------------- update
     def update(self, text: str, base: str | None = None, using_graphs: list[str] | None = None,
-               using_named_graphs: list[str] | None = None) -> None:
+               using_named_graphs: list[str] | None = None, local_files: bool = True) -> None:
         """Apply a SPARQL Update request atomically: all operations or none.
 
         ``using_graphs``/``using_named_graphs`` are the protocol's
         using-graph-uri / using-named-graph-uri: they act as USING / USING NAMED
         on every DELETE/INSERT ... WHERE operation. SPARQL 1.1 Protocol 2.2.3
         makes it an error to give them for a request with USING, USING NAMED or
-        WITH, so such a request raises :class:`UpdateError` and changes nothing."""
+        WITH, so such a request raises :class:`UpdateError` and changes nothing.
+
+        Documents named by LOAD are fetched before the store is locked (a slow
+        server must not hold up other writers). ``local_files=False`` refuses
+        ``file:`` IRIs: an HTTP client must not read the server's disk."""
         request = parse_update(text, base)
         if using_graphs is not None or using_named_graphs is not None:
             request = _with_protocol_dataset(request, using_graphs or [], using_named_graphs or [])
+        documents = _prefetch(request, local_files)
         txn = self._store.begin()
         try:
-            runner = UpdateRunner(txn, _fetch_document, lambda: EvalContext(base=request.base))
+            runner = UpdateRunner(txn, documents, lambda: EvalContext(base=request.base), self._service)
             runner.run(request)
         except BaseException:
             self._store.abort(txn)
@@ -253,11 +283,33 @@ def _with_protocol_dataset(request: A.Update, default: list[str], named: list[st
     return dataclasses.replace(request, operations=tuple(operations))
 
 
-def _fetch_document(source: IRI) -> list:
-    """Read the document LOAD names: a file: IRI or an http(s) URL."""
+def _prefetch(request: A.Update, local_files: bool) -> Callable[[IRI], list]:
+    """Fetch every LOAD source of the request now; the returned lookup gives
+    each one's quads, or raises the error its fetch raised."""
+    fetched: dict[IRI, list | Exception] = {}
+    for op in request.operations:
+        if isinstance(op, A.Load) and op.source not in fetched:
+            try:
+                fetched[op.source] = _fetch_document(op.source, local_files)
+            except Exception as exc:  # reported (or ignored, SILENT) by the operation itself
+                fetched[op.source] = exc
+
+    def lookup(source: IRI) -> list:
+        found = fetched[source]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    return lookup
+
+
+def _fetch_document(source: IRI, local_files: bool = True) -> list:
+    """Read the document LOAD names: a file: IRI (if allowed) or an http(s) URL."""
     url = source.value
     parsed = urlparse(url)
     if parsed.scheme == "file":
+        if not local_files:
+            raise UpdateError("LOAD of file: IRIs is not allowed here")
         return list(parse_rdf(Path(url2pathname(parsed.path)), base=url))
     response = httpx.get(url, headers={"Accept": "text/turtle, application/rdf+xml;q=0.8, */*;q=0.1"},
                          follow_redirects=True, timeout=30.0)

@@ -182,6 +182,23 @@ def numeric_value(term: Term) -> float:
     return float(lexical)
 
 
+#: characters SPARQL's IRIREF (and N-Triples) exclude from an IRI
+_IRI_FORBIDDEN = re.compile(r'[<>"{}|^`\\\x00-\x20]')
+
+
+def iri_problem(text: object) -> str | None:
+    """Why ``text`` cannot be an absolute IRI in a query or N-Triples
+    (None when it can): names coming from HTTP requests are checked with it."""
+    if not isinstance(text, str) or not text:
+        return "not a string"
+    bad = _IRI_FORBIDDEN.search(text)
+    if bad:
+        return f"character {bad.group()!r} at {bad.start()} is not allowed in an IRI"
+    if ":" not in text:
+        return "not absolute (no scheme)"
+    return None
+
+
 _fresh_labels = itertools.count()
 _FRESH_PREFIX = "f" + uuid.uuid4().hex[:12]
 

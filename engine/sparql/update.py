@@ -31,7 +31,9 @@ class UpdateRunner:
         txn: Transaction,
         load_document: Callable[[IRI], list],
         make_context: Callable[[], EvalContext],
+        service_client=None,
     ) -> None:
+        self.service_client = service_client
         self.txn = txn
         self.dictionary = txn.store.terms
         self.load_document = load_document
@@ -101,7 +103,7 @@ class UpdateRunner:
             dataset.named = full.named
         else:
             dataset = build_dataset(snapshot, terms)
-        executor = Executor(terms, dataset, self.make_context())
+        executor = Executor(terms, dataset, self.make_context(), self.service_client)
         return executor.run(pattern), terms
 
     def _instantiate(
@@ -196,7 +198,8 @@ class UpdateRunner:
         return [self.dictionary.encode(target)]
 
     def _require(self, target: A.GraphTarget, silent: bool) -> bool:
-        if isinstance(target, IRI) and not self.txn.exists(self.dictionary.encode(target)):
+        graph_id = self.dictionary.lookup(target) if isinstance(target, IRI) else 0
+        if isinstance(target, IRI) and not (graph_id and self.txn.exists(graph_id)):
             if silent:
                 return False
             raise UpdateError(f"graph <{target.value}> does not exist")

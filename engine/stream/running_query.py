@@ -28,7 +28,8 @@ from engine.terms import XSD_INTEGER, Literal
 #: C-SPARQL's f:timestamp(?s, ?p, ?o): when the triple entered the window
 TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
 
-Subscriber = Callable[[WindowEvent], None]
+#: receives each window's event, and None once when the query is unregistered
+Subscriber = Callable[[WindowEvent | None], None]
 
 
 def _as_of(table, cutoffs: dict[int, int]):
@@ -209,6 +210,13 @@ class RunningQuery:
             if after_sequence is None:
                 return []
             return [e for e in self.events if e.sequence > after_sequence]
+
+    def close(self) -> None:
+        """Tell every subscriber the query is gone (they get None) and forget them."""
+        with self._subscribers_lock:
+            subscribers, self.subscribers = self.subscribers, []
+        for subscriber in subscribers:
+            subscriber(None)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         with self._subscribers_lock:

@@ -79,6 +79,8 @@ class StreamEngine:
                 existing.definition = definition
                 existing.timing_ids, existing.timeless_ids = timing_ids, timeless_ids
                 existing.graph_id = encode(definition.stored_graph)
+                if definition.idle == "wallclock":
+                    self._start_idle_clock()
                 return existing, False
             state = StreamState(definition, self._next_stream_number, timing_ids, timeless_ids,
                                 encode(definition.stored_graph))
@@ -227,8 +229,10 @@ class StreamEngine:
 
     def unregister(self, name: str) -> None:
         with self._lock:
-            if self.queries.pop(name, None) is None:
+            running = self.queries.pop(name, None)
+            if running is None:
                 raise UnknownQuery(f"unknown query {name!r}")
+            running.close()
             self._reclaim()
 
     def query(self, name: str) -> RunningQuery:
@@ -312,7 +316,10 @@ class StreamEngine:
 
         def tick() -> None:
             while not self._closed.wait(IDLE_TICK_SECONDS):
-                self.advance_idle(int(time.time() * 1000))
+                try:
+                    self.advance_idle(int(time.time() * 1000))
+                except Exception:  # keep the clock alive; the next tick retries
+                    log.exception("idle clock tick failed")
 
         self._idle_clock = threading.Thread(target=tick, name="rivulet-idle-clock", daemon=True)
         self._idle_clock.start()
