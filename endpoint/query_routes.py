@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
@@ -89,7 +89,7 @@ class QueryRoutes:
 
     async def describe(self, request: Request) -> Response:
         try:
-            running = self.engine.query(unquote(request.path_params["name"]))
+            running = self.engine.query(request.path_params["name"])
         except StreamError as exc:
             raise stream_error(exc) from exc
         return JSONResponse(running.to_json())
@@ -97,13 +97,13 @@ class QueryRoutes:
     async def unregister(self, request: Request) -> Response:
         require_write(request, self.settings)
         try:
-            await self.workers.call(self.engine.unregister, unquote(request.path_params["name"]))
+            await self.workers.call(self.engine.unregister, request.path_params["name"])
         except StreamError as exc:
             raise stream_error(exc) from exc
         return Response(status_code=204)
 
     async def events(self, request: Request) -> Response:
-        name = unquote(request.path_params["name"])
+        name = request.path_params["name"]
         try:
             running = self.engine.query(name)
         except StreamError as exc:

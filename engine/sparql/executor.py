@@ -145,7 +145,8 @@ class Executor:
         return found
 
     def _bgp(self, node: A.BGP, table: Table | None = None) -> Table:
-        table = table or Table.unit()
+        if table is None:
+            table = Table.unit()
         graph = self.active
         for pattern in order_patterns(node.triples, self._estimate, set(table.columns)):
             table = self._extend_with_pattern(table, pattern, graph)
@@ -330,7 +331,7 @@ class Executor:
         return keep
 
     def _fast_mask(self, expr: A.Expr, table: Table) -> np.ndarray | None:
-        """Vectorised FILTER for ``?x op number`` and ``?x = ?y`` / ``?x != <iri>``
+        """Vectorised FILTER for ``?x op number`` and ``?x = <iri>`` / ``?x != <iri>``
         over columns whose terms allow it; None when the general path is needed."""
         if not isinstance(expr, A.BinaryExpr) or expr.op not in _COMPARE:
             return None

@@ -32,7 +32,7 @@ class UnionTable(DerivedColumns):
         """Summed over the members (distinct counts are then an upper bound)."""
         totals = [0, 0, 0]
         for member in self.members:
-            stats = member.degree_stats(p) if hasattr(member, "degree_stats") else (len(member), 1, 1)
+            stats = member.degree_stats(p)
             for i in range(3):
                 totals[i] += stats[i]
         return totals[0], totals[1], totals[2]

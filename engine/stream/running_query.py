@@ -22,7 +22,7 @@ from engine.store.union_table import UnionTable
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamState
 from engine.stream.transient import WindowContent
-from engine.stream.windows import common_step, first_window_after
+from engine.stream.windows import common_step, first_window_after, first_window_holding
 from engine.terms import XSD_INTEGER, Literal
 
 #: C-SPARQL's f:timestamp(?s, ?p, ?o): when the triple entered the window
@@ -65,7 +65,7 @@ class RunningQuery:
     def start_at(self, first_item_ts: int) -> None:
         """The first data item reached one of the query's streams."""
         if self.next_index is None and self.step_ms is not None:
-            self.next_index = first_item_ts // self.step_ms + 1
+            self.next_index = first_window_holding(first_item_ts, self.step_ms)
 
     def due(self) -> int | None:
         """The close (ms, or sequence number for count windows) of the next window

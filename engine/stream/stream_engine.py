@@ -268,6 +268,9 @@ class StreamEngine:
         also heartbeats it) cannot be reordered and is left out."""
         target = self._stream_by_iri(running.spec.output_stream)
         if target.watermark is not None and event.end_ms < target.watermark:
+            log.warning("output of %r for the window closing at %d ms left out: "
+                        "stream %r is already at %d ms", running.spec.name, event.end_ms,
+                        target.definition.name, target.watermark)
             return
         self._absorb(target, [(event.end_ms, event.triples)])
 

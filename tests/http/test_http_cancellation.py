@@ -44,7 +44,7 @@ def test_query_over_the_time_limit_is_answered_503_and_frees_its_worker(serve, b
 
     answer, elapsed = ask(url)
     assert answer.status_code == 200 and answer.json()["boolean"] is True
-    assert elapsed < 3.0  # the abandoned query would hold the only worker for a minute
+    assert elapsed < 10.0  # the abandoned query would hold the only worker for a minute
 
 
 def test_query_of_a_client_that_disconnects_is_cancelled_and_frees_its_worker(serve, big_store, caplog):
@@ -54,5 +54,5 @@ def test_query_of_a_client_that_disconnects_is_cancelled_and_frees_its_worker(se
             httpx.post(url, data={"query": SLOW}, timeout=0.5)
         answer, elapsed = ask(url)
     assert answer.status_code == 200 and answer.json()["boolean"] is True
-    assert elapsed < 3.0
+    assert elapsed < 10.0
     assert any("client disconnected" in r.getMessage() for r in caplog.records)
