@@ -12,7 +12,9 @@ from engine.terms import IRI
 
 
 def merged(tables: list[TripleTable]) -> TripleTable:
-    """The RDF merge of several graphs (IDs are global, so a plain union)."""
+    """The RDF merge of several graphs (IDs are global, so a plain union).
+    Merging two or more copies their triples: a continuous query with several
+    ``FROM`` graphs pays that per window (one graph is read in place)."""
     tables = [t for t in tables if len(t)]
     if not tables:
         return TripleTable.empty()

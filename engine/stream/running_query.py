@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.sparql.continuous import ContinuousQuery
+from engine.sparql.dataset import merged
 from engine.sparql.executor import Executor, QueryDataset
 from engine.sparql.expressions import EvalContext, ExprError
 from engine.sparql.forms import construct
@@ -143,7 +144,7 @@ class RunningQuery:
             named[gid] = _as_of(graphs.get(gid) or TripleTable.empty(), cutoffs)
         if self.spec.language == "rspql":
             if stored_default:
-                default = _merged([_as_of(graphs.get(terms.encode(g)) or TripleTable.empty(), cutoffs)
+                default = merged([_as_of(graphs.get(terms.encode(g)) or TripleTable.empty(), cutoffs)
                                    for g in stored_default])
             else:
                 default = _as_of(graphs.get(DEFAULT_GRAPH) or TripleTable.empty(), cutoffs)
@@ -161,7 +162,7 @@ class RunningQuery:
         )
         if not stored_default:
             return QueryDataset(window, named)
-        stored = _merged([_as_of(graphs.get(terms.encode(g)) or TripleTable.empty(), cutoffs)
+        stored = merged([_as_of(graphs.get(terms.encode(g)) or TripleTable.empty(), cutoffs)
                           for g in stored_default])
         fresh = ~UnionTable([stored]).contains(window.s, window.p, window.o)
         window = TripleTable(window.s[fresh], window.p[fresh], window.o[fresh], unique=True)
@@ -243,13 +244,6 @@ class RunningQuery:
             "subscribers": len(self.subscribers),
             "query": spec.text,
         }
-
-
-def _merged(tables: list):
-    if len(tables) == 1:
-        return tables[0]
-    return TripleTable(np.concatenate([t.s for t in tables]), np.concatenate([t.p for t in tables]),
-                       np.concatenate([t.o for t in tables]))
 
 
 def _timestamp_function(contents: list[WindowContent], terms: QueryTerms):
