@@ -170,3 +170,15 @@ def test_limit_without_order_stops_early_but_answers_right():
     assert empty.variables == ["s"] and len(empty) == 0
     everything = store.query("SELECT * WHERE { ?s ?p ?v } LIMIT 10000")
     assert len(everything) == 5000
+
+
+def test_expressions_evaluate_once_per_distinct_input_and_stay_per_row_where_needed():
+    store = Store()
+    store.add([(IRI(f"http://ex/s{i}"), IRI("http://ex/name"), Literal(f"n{i % 3}")) for i in range(300)])
+    upper = store.query('SELECT ?s ?u WHERE { ?s <http://ex/name> ?n BIND(UCASE(?n) AS ?u) '
+                        'FILTER(REGEX(?n, "^n[01]$")) }')
+    assert len(upper) == 200
+    assert {row[1].lexical for row in upper.rows()} == {"N0", "N1"}
+    # BNODE() is row-scoped: 300 rows, 300 different blank nodes
+    fresh = store.query("SELECT (BNODE() AS ?b) WHERE { ?s <http://ex/name> ?n }")
+    assert len({row[0] for row in fresh.rows()}) == 300

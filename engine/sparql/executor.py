@@ -303,32 +303,63 @@ class Executor:
             rows.append(row)
         return rows
 
-    def _values_of(self, expr: A.Expr, table: Table) -> list[Term | None]:
+    def _distinct_inputs(self, expr: A.Expr, table: Table):
+        """``(rows, inverse)``: one decoded row per distinct combination of the
+        values ``expr`` reads, and for each table row the index of its
+        combination; None when the expression must see every row (EXISTS,
+        RAND, BNODE, ...). A FILTER over a million rows with ten thousand
+        distinct names evaluates ten thousand times."""
+        needed = expression_variables(expr)
+        if needed is None:
+            return None
+        names = sorted(v for v in needed if v in table.columns)
+        if not names:
+            return [{}], np.zeros(table.length, dtype=np.int64)
+        if len(names) == 1:
+            distinct, inverse = np.unique(table.columns[names[0]], return_inverse=True)
+            distinct = distinct.reshape(-1, 1)
+        else:
+            stacked = np.stack([table.columns[n] for n in names], axis=1)
+            distinct, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        decoded = Table({n: distinct[:, i] for i, n in enumerate(names)}, len(distinct))
+        return self._rows(decoded), inverse.reshape(-1)
+
+    def _evaluations(self, expr: A.Expr, table: Table) -> tuple[list[Term | None], np.ndarray]:
+        """Values of ``expr`` (None for an error) and, per table row, the index
+        of its value."""
+        inputs = self._distinct_inputs(expr, table)
+        if inputs is None:
+            rows, inverse = self._rows(table), np.arange(table.length)
+        else:
+            rows, inverse = inputs
         ctx = self.ctx
         out: list[Term | None] = []
-        needed = expression_variables(expr)
-        for row in self._rows(table, None if needed is None else sorted(needed)):
+        for row in rows:
             ctx.new_row()
             try:
                 out.append(evaluate(expr, row, ctx))
             except ExprError:
                 out.append(None)
-        return out
+        return out, inverse
+
+    def _encoded_values(self, expr: A.Expr, table: Table) -> np.ndarray:
+        """The IDs of ``expr``'s value on every row (0 where it is an error)."""
+        values, inverse = self._evaluations(expr, table)
+        return self.terms.encode_column(values)[inverse]
 
     def _truth_mask(self, expr: A.Expr, table: Table) -> np.ndarray:
         fast = self._fast_mask(expr, table)
         if fast is not None:
             return fast
-        keep = np.zeros(table.length, dtype=bool)
-        ctx = self.ctx
-        needed = expression_variables(expr)
-        for i, row in enumerate(self._rows(table, None if needed is None else sorted(needed))):
-            ctx.new_row()
-            try:
-                keep[i] = effective_boolean_value(evaluate(expr, row, ctx))
-            except ExprError:
-                pass
-        return keep
+        values, inverse = self._evaluations(expr, table)
+        truth = np.zeros(len(values), dtype=bool)
+        for i, value in enumerate(values):
+            if value is not None:
+                try:
+                    truth[i] = effective_boolean_value(value)
+                except ExprError:
+                    pass
+        return truth[inverse]
 
     def _fast_mask(self, expr: A.Expr, table: Table) -> np.ndarray | None:
         """Vectorised FILTER for ``?x op number`` and ``?x = <iri>`` / ``?x != <iri>``
@@ -359,9 +390,10 @@ class Executor:
         return None
 
     def _extend(self, node: A.Extend) -> Table:
-        """BIND / SELECT expressions. A chain of Extends is evaluated row by row,
-        all expressions of one solution together: ``BNODE("x")`` must give the
-        same blank node in every expression of the same solution."""
+        """BIND / SELECT expressions. Row-scoped ones (BNODE, RAND, ...) in a
+        chain of Extends are evaluated row by row, all expressions of one
+        solution together: ``BNODE("x")`` must give the same blank node in every
+        expression of the same solution. Others once per distinct input."""
         chain: list[A.Extend] = []
         inner: A.Pattern = node
         while isinstance(inner, A.Extend):
@@ -373,9 +405,14 @@ class Executor:
             for ext in chain:
                 table = table.with_column(ext.var.name, np.zeros(0, dtype=np.int64))
             return table
-        if all(isinstance(ext.expr, A.VarExpr) for ext in chain):
+        if all(expression_variables(ext.expr) is not None for ext in chain):
+            # nothing row-scoped: one expression at a time, once per distinct input
             for ext in chain:
-                table = table.with_column(ext.var.name, table.column(ext.expr.var.name).copy())
+                if isinstance(ext.expr, A.VarExpr):
+                    values = table.column(ext.expr.var.name).copy()
+                else:
+                    values = self._encoded_values(ext.expr, table)
+                table = table.with_column(ext.var.name, values)
             return table
         outputs: list[list[Term | None]] = [[] for _ in chain]
         ctx = self.ctx
@@ -416,7 +453,7 @@ class Executor:
             if isinstance(expr, A.VarExpr):
                 key_columns.append(table.column(expr.var.name))
             else:
-                key_columns.append(self.terms.encode_column(self._values_of(expr, table)))
+                key_columns.append(self._encoded_values(expr, table))
         visible = [k for k in key_names if not k.startswith(".key")]
         if key_names and not table.length:
             return Table.empty([*visible, *(v.name for v, _ in node.aggregates)])
@@ -466,7 +503,7 @@ class Executor:
             if isinstance(expr, A.VarExpr):
                 ids = table.column(expr.var.name)
             else:
-                ids = self.terms.encode_column(self._values_of(expr, table))
+                ids = self._encoded_values(expr, table)
             ranks = self._ranks(ids)
             sort_keys.append(ranks if ascending else -ranks)
         # np.lexsort is stable and takes its primary key last

@@ -65,7 +65,10 @@ class QueryTerms:
         local = ids < 0
         if local.any():
             values = values.copy()
-            values[local] = [numeric_value(self._local_terms[-i - 1]) for i in ids[local].tolist()]
+            # once per distinct local term (an aggregate column repeats a few values)
+            distinct, inverse = np.unique(ids[local], return_inverse=True)
+            numbers = np.array([numeric_value(self._local_terms[-i - 1]) for i in distinct.tolist()])
+            values[local] = numbers[inverse.reshape(-1)]
         values[ids == 0] = np.nan
         return values
 
@@ -75,7 +78,10 @@ class QueryTerms:
         if local.any():
             kinds = kinds.copy()
             codes = {IRI: KIND_IRI, BNode: KIND_BNODE}
-            kinds[local] = [
-                codes.get(self._local_terms[-i - 1].__class__, KIND_LITERAL) for i in ids[local].tolist()
-            ]
+            distinct, inverse = np.unique(ids[local], return_inverse=True)
+            distinct_kinds = np.array(
+                [codes.get(self._local_terms[-i - 1].__class__, KIND_LITERAL) for i in distinct.tolist()],
+                dtype=kinds.dtype,
+            )
+            kinds[local] = distinct_kinds[inverse.reshape(-1)]
         return kinds
