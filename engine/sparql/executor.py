@@ -205,7 +205,26 @@ class Executor:
         if isinstance(node.right, A.BGP) and _fully_bound(left, node.right):
             # graph exploration continues from the rows found so far (bind join)
             return self._bgp(node.right, left)
-        return join(left, self.run(node.right))
+        right = node.right
+        if isinstance(right, A.Service) and isinstance(right.endpoint, Variable):
+            return join(left, self._services_of(right, left))
+        return join(left, self.run(right))
+
+    def _services_of(self, node: A.Service, left: Table) -> Table:
+        """``SERVICE ?endpoint``: call each endpoint IRI the rows so far bind
+        (SPARQL 1.1 Federated Query leaves an unbound endpoint an error)."""
+        var = node.endpoint.name
+        endpoints = np.unique(left.column(var))
+        parts = []
+        decoded = self.terms.decode_column(endpoints)
+        for endpoint_id, endpoint in zip(endpoints.tolist(), decoded, strict=True):
+            if not isinstance(endpoint, IRI):
+                if node.silent:
+                    continue
+                raise ExprError(f"SERVICE ?{var}: the endpoint is {endpoint!r}, not an IRI")
+            part = self._service(A.Service(endpoint, node.pattern, node.silent, node.query_text))
+            parts.append(part.with_column(var, np.full(part.length, endpoint_id, dtype=np.int64)))
+        return concat(parts) if parts else Table.empty([var])
 
     def _left_join(self, node: A.LeftJoin) -> Table:
         left = self.run(node.left)

@@ -28,9 +28,7 @@ MANIFEST = SUITE_ROOT / "service" / "manifest.ttl"
 UNREACHABLE = "http://invalid.endpoint.org/sparql"
 
 #: tests the engine cannot pass yet, and why (listed in docs/conformance-http.md)
-UNSUPPORTED = {
-    "service5": "SERVICE with a variable endpoint (SERVICE ?service) is not supported by the engine",
-}
+UNSUPPORTED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
