@@ -12,12 +12,13 @@ from engine.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable, fr
 
 def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryTerms) -> list:
     """Instantiate a CONSTRUCT template for every solution; a blank node of the
-    template is a fresh blank node per solution; ill-formed triples are left out."""
+    template is a fresh blank node per solution; ill-formed triples are left out.
+    Duplicates are removed on IDs, so each distinct triple is decoded once."""
     n = table.length
-    out: dict[tuple, None] = {}
     if not n:
         return []
     fresh: dict[BNode, np.ndarray] = {}
+    parts = []
     for pattern in template:
         cols = []
         for t in (pattern.subject, pattern.predicate, pattern.object):
@@ -25,8 +26,7 @@ def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryT
                 cols.append(table.column(t.name))
             elif isinstance(t, BNode):
                 if t not in fresh:
-                    labels = [fresh_bnode() for _ in range(n)]
-                    fresh[t] = terms.encode_column(labels)
+                    fresh[t] = terms.encode_column([fresh_bnode() for _ in range(n)])
                 cols.append(fresh[t])
             else:
                 cols.append(np.full(n, terms.encode(t), dtype=np.int64))
@@ -34,10 +34,14 @@ def construct(template: tuple[A.TriplePattern, ...], table: Table, terms: QueryT
         ok = (s != 0) & (p != 0) & (o != 0)
         ok &= terms.kinds(s) != KIND_LITERAL
         ok &= terms.kinds(p) == KIND_IRI
-        for triple in zip(terms.decode_column(s[ok]), terms.decode_column(p[ok]),
-                          terms.decode_column(o[ok]), strict=True):
-            out[triple] = None
-    return list(out)
+        parts.append(np.stack([s[ok], p[ok], o[ok]], axis=1))
+    triples = np.concatenate(parts)
+    if not len(triples):
+        return []
+    _, first = np.unique(triples, axis=0, return_index=True)
+    triples = triples[np.sort(first)]
+    return list(zip(terms.decode_column(triples[:, 0]), terms.decode_column(triples[:, 1]),
+                    terms.decode_column(triples[:, 2]), strict=True))
 
 
 def describe(targets, table: Table, terms: QueryTerms, graph) -> list:
