@@ -247,20 +247,30 @@ class RunningQuery:
 
 
 def _timestamp_function(contents: list[WindowContent], terms: QueryTerms):
-    """f:timestamp over the window's rows: the latest timestamp of the triple."""
-    index: dict[tuple[int, int, int], int] = {}
+    """f:timestamp over the window's rows: the latest timestamp of the triple.
+
+    The first call sorts the window's rows by (s, p, o, ts) once; each call is
+    then a binary search on the subject and a scan of its few rows."""
+    index: list[np.ndarray] = []
+
+    def build() -> None:
+        s = np.concatenate([c.s for c in contents])
+        p = np.concatenate([c.p for c in contents])
+        o = np.concatenate([c.o for c in contents])
+        ts = np.concatenate([c.ts for c in contents])
+        order = np.lexsort((ts, o, p, s))
+        index.extend((s[order], p[order], o[order], ts[order]))
 
     def timestamp(s, p, o) -> Literal:
         if not index:
-            for c in contents:
-                for key, ts in zip(zip(c.s.tolist(), c.p.tolist(), c.o.tolist(), strict=True),
-                                   c.ts.tolist(), strict=True):
-                    if ts > index.get(key, -1):
-                        index[key] = ts
-        found = index.get((terms.encode(s), terms.encode(p), terms.encode(o)))
-        if found is None:
+            build()
+        subjects, predicates, objects, stamps = index
+        sid, pid, oid = terms.encode(s), terms.encode(p), terms.encode(o)
+        lo = int(np.searchsorted(subjects, sid, side="left"))
+        hi = int(np.searchsorted(subjects, sid, side="right"))
+        hits = np.flatnonzero((predicates[lo:hi] == pid) & (objects[lo:hi] == oid))
+        if not len(hits):
             raise ExprError("f:timestamp: the triple is not in the window")
-        return Literal(str(found), XSD_INTEGER)
+        return Literal(str(int(stamps[lo + hits[-1]])), XSD_INTEGER)
 
     return timestamp
-
