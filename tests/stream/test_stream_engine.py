@@ -151,7 +151,8 @@ def test_f_timestamp(engine):
                              f"REGISTER QUERY q AS SELECT ?s (f:timestamp(?s, <{EX}name>, ?n) AS ?ts) "
                              f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}name> ?n }}")
     engine.ingest("b", [(250, [triple("x", "name", Literal("x"))])])
-    engine.ingest("b", [(600, [triple("y", "name", Literal("y"))]), (700, [triple("x", "name", Literal("x"))])])
+    engine.ingest("b", [(600, [triple("y", "name", Literal("y"))]),
+                        (700, [triple("x", "name", Literal("x"))])])
     engine.heartbeat("b", 1000)
     assert rows(events[0]) == [(EX + "x", "700"), (EX + "y", "600")]  # the latest occurrence
 
