@@ -57,3 +57,23 @@ def test_distinct_keeps_first_occurrences_in_order():
 def test_concat_fills_missing_columns_with_unbound():
     result = concat([table(x=[1]), table(y=[2])])
     assert rows(result) == [(0, 2), (1, 0)]
+
+
+def test_join_pairs_match_a_brute_force_check_with_unbound_values():
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        left = table(x=rng.integers(0, 4, 12), y=rng.integers(0, 3, 12), a=rng.integers(1, 9, 12))
+        right = table(x=rng.integers(0, 4, 9), y=rng.integers(0, 3, 9), b=rng.integers(1, 9, 9))
+        lidx, ridx = join_pairs(left, right)
+        got = sorted(zip(lidx.tolist(), ridx.tolist()))
+        expected = sorted(
+            (i, j)
+            for i in range(left.length)
+            for j in range(right.length)
+            if all(_agree(left.columns[v][i], right.columns[v][j]) for v in ("x", "y"))
+        )
+        assert got == expected
+
+
+def _agree(a: int, b: int) -> bool:
+    return a == 0 or b == 0 or a == b

@@ -111,37 +111,15 @@ def _equi_pairs(lkey: np.ndarray, rkey: np.ndarray) -> tuple[np.ndarray, np.ndar
     return lidx, order[pos]
 
 
-def _compatible_pairs(
-    lcols: list[np.ndarray], rcols: list[np.ndarray], lrows: np.ndarray, rrows: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs (from ``lrows`` x ``rrows``) that agree wherever both sides are bound.
-
-    Iterates over the smaller side; each step is one vectorised comparison.
-    """
-    out_l: list[np.ndarray] = []
-    out_r: list[np.ndarray] = []
-    swap = len(lrows) > len(rrows)
-    outer, inner = (rrows, lrows) if swap else (lrows, rrows)
-    outer_cols, inner_cols = (rcols, lcols) if swap else (lcols, rcols)
-    inner_vals = [c[inner] for c in inner_cols]
-    for row in outer.tolist():
-        ok = np.ones(len(inner), dtype=bool)
-        for oc, iv in zip(outer_cols, inner_vals, strict=True):
-            value = oc[row]
-            if value != 0:
-                ok &= (iv == value) | (iv == 0)
-        hits = inner[ok]
-        if len(hits):
-            mine = np.full(len(hits), row, dtype=np.int64)
-            out_l.append(hits if swap else mine)
-            out_r.append(mine if swap else hits)
-    if not out_l:
-        return EMPTY, EMPTY
-    return np.concatenate(out_l), np.concatenate(out_r)
-
-
 def join_pairs(left: Table, right: Table) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs of compatible rows (SPARQL join semantics)."""
+    """Index pairs of compatible rows (SPARQL join semantics: equal wherever
+    both sides are bound).
+
+    Rows are grouped by which shared variables they bind (a bit mask; OPTIONAL
+    leaves some unbound). For each pair of groups the variables bound on both
+    sides are joined with one sort-based equi-join, and a pair of groups with
+    none in common is a cross product: at most 2^k x 2^k vectorised joins for
+    k shared variables, never a loop over rows."""
     shared = [v for v in left.columns if v in right.columns]
     if not shared:
         lidx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
@@ -149,28 +127,35 @@ def join_pairs(left: Table, right: Table) -> tuple[np.ndarray, np.ndarray]:
         return lidx, ridx
     lcols = [left.columns[v] for v in shared]
     rcols = [right.columns[v] for v in shared]
-    l_full = np.logical_and.reduce([c != 0 for c in lcols])
-    r_full = np.logical_and.reduce([c != 0 for c in rcols])
-    if l_full.all() and r_full.all():
-        lkey, rkey = _factorize(lcols, rcols)
-        return _equi_pairs(lkey, rkey)
-    l_ok, r_ok = np.flatnonzero(l_full), np.flatnonzero(r_full)
+    lmask = _bound_mask(lcols)
+    rmask = _bound_mask(rcols)
+    full = (1 << len(shared)) - 1
+    if (lmask == full).all() and (rmask == full).all():
+        return _equi_pairs(*_factorize(lcols, rcols))
     parts_l: list[np.ndarray] = []
     parts_r: list[np.ndarray] = []
-    if len(l_ok) and len(r_ok):
-        lkey, rkey = _factorize([c[l_ok] for c in lcols], [c[r_ok] for c in rcols])
-        a, b = _equi_pairs(lkey, rkey)
-        parts_l.append(l_ok[a])
-        parts_r.append(r_ok[b])
-    l_part, r_part = np.flatnonzero(~l_full), np.flatnonzero(~r_full)
-    for lrows, rrows in ((l_part, np.arange(right.length, dtype=np.int64)), (l_ok, r_part)):
-        if len(lrows) and len(rrows):
-            a, b = _compatible_pairs(lcols, rcols, lrows, rrows)
-            parts_l.append(a)
-            parts_r.append(b)
-    if not parts_l:
-        return EMPTY, EMPTY
+    for lm in np.unique(lmask).tolist():
+        lrows = np.flatnonzero(lmask == lm)
+        for rm in np.unique(rmask).tolist():
+            rrows = np.flatnonzero(rmask == rm)
+            common = [i for i in range(len(shared)) if (lm & rm) >> i & 1]
+            if common:
+                lkey, rkey = _factorize([lcols[i][lrows] for i in common], [rcols[i][rrows] for i in common])
+                a, b = _equi_pairs(lkey, rkey)
+            else:
+                a = np.repeat(np.arange(len(lrows), dtype=np.int64), len(rrows))
+                b = np.tile(np.arange(len(rrows), dtype=np.int64), len(lrows))
+            parts_l.append(lrows[a])
+            parts_r.append(rrows[b])
     return np.concatenate(parts_l), np.concatenate(parts_r)
+
+
+def _bound_mask(columns: list[np.ndarray]) -> np.ndarray:
+    """Per row, bit i set when the i-th column is bound."""
+    mask = np.zeros(len(columns[0]), dtype=np.int64)
+    for i, column in enumerate(columns):
+        mask |= (column != 0).astype(np.int64) << i
+    return mask
 
 
 def join(left: Table, right: Table) -> Table:
