@@ -182,3 +182,17 @@ def test_expressions_evaluate_once_per_distinct_input_and_stay_per_row_where_nee
     # BNODE() is row-scoped: 300 rows, 300 different blank nodes
     fresh = store.query("SELECT (BNODE() AS ?b) WHERE { ?s <http://ex/name> ?n }")
     assert len({row[0] for row in fresh.rows()}) == 300
+
+
+def test_and_or_filters_keep_sparql_error_semantics():
+    store = Store()
+    xsd_int = "http://www.w3.org/2001/XMLSchema#integer"
+    store.add([(IRI(f"http://ex/s{i}"), IRI("http://ex/v"), Literal(str(i), xsd_int)) for i in range(10)]
+              + [(IRI("http://ex/t"), IRI("http://ex/v"), Literal("text"))])
+    def count(condition: str) -> int:
+        return len(store.query(f"SELECT ?s WHERE {{ ?s <http://ex/v> ?v FILTER({condition}) }}"))
+    assert count("?v > 2 && ?v < 6") == 3
+    assert count("?v < 2 || ?v > 7") == 4
+    # "text" < 5 is an error: error || true is true, error && true is an error (not true)
+    assert count("?v < 5 || true") == 11
+    assert count("?v < 5 && true") == 5

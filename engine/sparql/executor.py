@@ -367,6 +367,19 @@ class Executor:
         return self.terms.encode_column(values)[inverse]
 
     def _truth_mask(self, expr: A.Expr, table: Table) -> np.ndarray:
+        """Rows where ``expr`` is true (an error counts as not true, as FILTER
+        wants). ``&&`` / ``||`` split, so each side can take the vectorised
+        path and the second side is only evaluated on the rows still open:
+        ``A && B`` is true exactly where both are, ``A || B`` where either is,
+        whatever errors the other side raises."""
+        if isinstance(expr, A.BinaryExpr) and expr.op in ("&&", "||"):
+            first = self._truth_mask(expr.left, table)
+            open_rows = first if expr.op == "&&" else ~first
+            if not open_rows.any():
+                return first
+            result = first.copy()
+            result[open_rows] = self._truth_mask(expr.right, table.mask(open_rows))
+            return result
         fast = self._fast_mask(expr, table)
         if fast is not None:
             return fast
