@@ -148,7 +148,10 @@ class Executor:
         if table is None:
             table = Table.unit()
         graph = self.active
-        for pattern in order_patterns(node.triples, self._estimate, set(table.columns)):
+        patterns = node.triples
+        if len(patterns) > 1:
+            patterns = order_patterns(patterns, self._estimate, set(table.columns))
+        for pattern in patterns:
             table = self._extend_with_pattern(table, pattern, graph)
             if not table.length:
                 break

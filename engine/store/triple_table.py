@@ -30,8 +30,10 @@ SORTED_PROBE_MIN = 32
 def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For row i with the half-open range ``[lo[i], hi[i])`` return
     ``(row index, position)`` pairs for every position in every range."""
-    counts = hi - lo
-    counts[counts < 0] = 0
+    if len(lo) == 1:  # one bound vertex (a constant): its neighbour list as it is
+        start, end = int(lo[0]), max(int(hi[0]), int(lo[0]))
+        return np.zeros(end - start, dtype=np.int64), np.arange(start, end, dtype=np.int64)
+    counts = np.maximum(hi - lo, 0)
     total = int(counts.sum())
     rows = np.repeat(np.arange(len(lo), dtype=np.int64), counts)
     if total == 0:
