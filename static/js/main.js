@@ -6,7 +6,7 @@ import * as history from "./history.js";
 import { LiveQuery } from "./live.js";
 import * as prefixes from "./prefixes.js";
 import { ResultTable, showBoolean, showTurtle } from "./results.js";
-import { register, resultsAs, runQuery, runUpdate, unregister } from "./sparql-client.js";
+import { register, resultsAs, runQuery, runUpdate, setToken, token, unregister } from "./sparql-client.js";
 import { escapeHtml, requestKind } from "./sparql-syntax.js";
 import { StreamsPanel, template } from "./streams.js";
 
@@ -22,6 +22,8 @@ const live = new Map(); // query name -> LiveQuery
 let lastQuery = null; // the text whose results are shown, for the downloads
 
 editor.text = history.load()[0]?.text ?? DEFAULT_QUERY;
+$("token").value = token() ?? "";
+$("token").addEventListener("input", (event) => setToken(event.target.value.trim()));
 $("run").addEventListener("click", run);
 drawHistory(history.load());
 drawPrefixes();

@@ -15,7 +15,23 @@ class ServerError extends Error {
   }
 }
 
+// a server started with --update-token wants `Authorization: Bearer <token>` on
+// writes; the console keeps the token for this tab only (sessionStorage)
+const TOKEN_KEY = "rivulet.updateToken";
+
+/** The bearer token the console sends, or null. */
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
 async function send(url, init) {
+  const bearer = token();
+  if (bearer) init = { ...init, headers: { ...(init.headers ?? {}), Authorization: `Bearer ${bearer}` } };
   const response = await fetch(url, init);
   if (!response.ok) throw new ServerError(response.status, (await response.text()).trim());
   return response;

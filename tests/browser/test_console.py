@@ -7,7 +7,9 @@ import re
 import httpx
 import pytest
 
-from tests.browser.conftest import EX, XSD_INT
+from endpoint.settings import Settings
+from engine.api import Store
+from tests.browser.conftest import EX, XSD_INT, Server
 
 pytest.importorskip("playwright", reason="browser tests skipped: Playwright is not installed")
 
@@ -166,3 +168,24 @@ def test_a_continuous_query_shows_each_window_live(page, server, shot):
     expect(page.locator("#queries")).to_contain_text("No continuous queries")
     assert http.get("/queries").json() == {"queries": []}
     shot(page, "3-unregistered")
+
+
+def test_writes_to_a_token_server_use_the_token_field(browser, shot):
+    store = Store()
+    server = Server(store, Settings(update_token="s3cret"))
+    server.start()
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(server.url + "/")
+        type_query(page, f"INSERT DATA {{ <{EX}a> <{EX}on> <{EX}b> }}")
+        expect(page.locator("#error")).to_contain_text("401")
+        page.locator("#token").fill("s3cret")
+        type_query(page, f"INSERT DATA {{ <{EX}a> <{EX}on> <{EX}b> }}")
+        expect(page.locator("#status")).to_contain_text("Update applied")
+        shot(page, "token")
+        assert store.query(f"ASK {{ <{EX}a> <{EX}on> <{EX}b> }}").boolean
+    finally:
+        context.close()
+        server.server.should_exit = True
+        server.join()
