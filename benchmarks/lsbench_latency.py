@@ -135,7 +135,8 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
 def _recorder(arrivals: dict[int, tuple[float, int]]):
     """A subscriber noting when each window's event arrived, and its rows."""
     def record(event) -> None:
-        arrivals[event.end_ms] = (time.perf_counter(), len(event.rows))
+        if event is not None:  # None: the query was unregistered
+            arrivals[event.end_ms] = (time.perf_counter(), len(event.rows))
 
     return record
 

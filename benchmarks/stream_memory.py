@@ -228,8 +228,11 @@ class Run:
         for text in registrations(self.variant):
             self.engine.register(text).subscribe(self._consume)
 
-    def _consume(self, event: WindowEvent) -> None:
-        """A subscriber does what the SSE writer does: serialise the event once."""
+    def _consume(self, event: WindowEvent | None) -> None:
+        """A subscriber does what the SSE writer does: serialise the event once
+        (None comes when a query is unregistered)."""
+        if event is None:
+            return
         event.to_json()
         self.events += 1
 
