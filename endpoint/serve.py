@@ -20,9 +20,10 @@ TOKEN_VARIABLE = "RIVULET_UPDATE_TOKEN"
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``serve`` subcommand."""
-    serve = subparsers.add_parser("serve", help="serve a SPARQL 1.1 endpoint over HTTP",
-                                  description="Serve /sparql (SPARQL 1.1 Protocol) and /store "
-                                              "(Graph Store HTTP Protocol).")
+    serve = subparsers.add_parser(
+        "serve", help="serve the endpoint, streams and continuous queries over HTTP",
+        description="Serve the console (/), /sparql (SPARQL 1.1 Protocol), /store (Graph Store "
+                    "HTTP Protocol), /streams and /queries (continuous queries, Server-Sent Events).")
     serve.add_argument("--data", action="append", default=[], metavar="FILE",
                        help="RDF file to load at start (repeatable; syntax from the suffix; "
                             ".trig and .nq fill named graphs)")
