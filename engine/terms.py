@@ -158,9 +158,10 @@ KIND_BNODE = 2
 KIND_LITERAL = 3
 
 
-_INTEGER_FORM = re.compile(r"[+-]?[0-9]+")
-_DECIMAL_FORM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
-_DOUBLE_FORM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN")
+#: lexical forms of XSD numbers (the one definition; engine.sparql.xsd uses them too)
+INTEGER_FORM = re.compile(r"[+-]?[0-9]+")
+DECIMAL_FORM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+DOUBLE_FORM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN")
 
 
 def numeric_value(term: Term) -> float:
@@ -172,11 +173,11 @@ def numeric_value(term: Term) -> float:
     lexical = term.lexical.strip()  # type: ignore[union-attr]
     datatype = term.datatype  # type: ignore[union-attr]
     if datatype in (XSD_DOUBLE, XSD_FLOAT):
-        form = _DOUBLE_FORM
+        form = DOUBLE_FORM
     elif datatype == XSD_DECIMAL:
-        form = _DECIMAL_FORM
+        form = DECIMAL_FORM
     else:
-        form = _INTEGER_FORM
+        form = INTEGER_FORM
     if form.fullmatch(lexical) is None or lexical == "NaN":
         return math.nan
     return float(lexical)

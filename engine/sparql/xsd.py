@@ -18,6 +18,9 @@ from decimal import Context, Decimal, InvalidOperation
 from functools import lru_cache
 
 from engine.terms import (
+    DECIMAL_FORM,
+    DOUBLE_FORM,
+    INTEGER_FORM,
     XSD,
     XSD_BOOLEAN,
     XSD_DATETIME,
@@ -53,9 +56,6 @@ NUMERIC_RANKS.update({XSD_DECIMAL: DECIMAL, XSD_FLOAT: FLOAT, XSD_DOUBLE: DOUBLE
 #: decimal arithmetic: wide enough that sums of ordinary data stay exact
 DECIMAL_CONTEXT = Context(prec=40)
 
-_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
-_DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
-_DOUBLE_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN")
 
 Number = int | Decimal | float
 
@@ -72,10 +72,10 @@ def parse_number(lexical: str, rank: int) -> Number | None:
     """The value of ``lexical`` in the lexical space of ``rank`` (None if invalid)."""
     text = lexical.strip()
     if rank == INTEGER:
-        return int(text) if _INTEGER_RE.fullmatch(text) else None
+        return int(text) if INTEGER_FORM.fullmatch(text) else None
     if rank == DECIMAL:
-        return Decimal(text) if _DECIMAL_RE.fullmatch(text) else None
-    if not _DOUBLE_RE.fullmatch(text):
+        return Decimal(text) if DECIMAL_FORM.fullmatch(text) else None
+    if not DOUBLE_FORM.fullmatch(text):
         return None
     value = float(text)
     return to_float32(value) if rank == FLOAT else value
