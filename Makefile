@@ -21,7 +21,7 @@ test: lint
 	$(PY) -m pytest -q
 
 conformance: install
-	$(PY) -m tests.conformance
+	$(PY) -m tests.harness.w3c
 
 # the endpoint on http://127.0.0.1:8000/sparql with the demo dataset loaded
 run: install

@@ -38,7 +38,7 @@ def _oxigraph_runner(text: str) -> Callable[[], object]:
 
 def measure(ours_repeat: int, rdflib_repeat: int) -> list[list[object]]:
     """One row per query: medians in microseconds and the ours/rdflib ratio."""
-    from engine.sparql.parser import parse_query  # late: the engine may be mid-change
+    from engine.sparql.syntax import parse_query  # late: the engine may be mid-change
 
     queries = {"typical_10_line": TYPICAL_10_LINE, **build_queries()}
     rows: list[list[object]] = []

@@ -66,7 +66,7 @@ def _ours_runner(store, text: str) -> Callable[[], int | bool]:
 
 def _ours_uncached_runner(store, text: str) -> Callable[[], int | bool]:
     """Like ``_ours_runner`` but parsing on every call, as pyoxigraph does."""
-    from engine.sparql.parser import parse_query
+    from engine.sparql.syntax import parse_query
 
     def run() -> int | bool:
         result = store.execute(parse_query(text))

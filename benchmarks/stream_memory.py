@@ -45,11 +45,11 @@ import numpy as np
 
 from benchmarks import machine_description, markdown_table, write_section
 from engine.api import Store
-from engine.store.layered_table import LayeredTable
+from engine.rdf.terms import IRI, RDF_TYPE, XSD_DECIMAL, XSD_DOUBLE, Literal
+from engine.store.layered_graph import LayeredGraph
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
-from engine.terms import IRI, RDF_TYPE, XSD_DECIMAL, XSD_DOUBLE, Literal
 
 EX = "http://rivulet.example.org/sensors/"
 STREAM = IRI(EX + "stream")
@@ -206,7 +206,7 @@ def rss_mb() -> float:
 def stored_shape(store: Store) -> tuple[int, int]:
     """(deltas, triples) over all stored graphs: what absorption has kept."""
     graphs = store.quad_store.snapshot().graphs.values()
-    deltas = sum(len(g.deltas) for g in graphs if isinstance(g, LayeredTable))
+    deltas = sum(len(g.deltas) for g in graphs if isinstance(g, LayeredGraph))
     return deltas, sum(len(g) for g in graphs)
 
 

@@ -18,8 +18,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from endpoint.console import console_routes
+from endpoint.continuous_routes import ContinuousQueryRoutes
 from endpoint.graph_store import GraphStoreRoute
-from endpoint.query_routes import QueryRoutes
 from endpoint.settings import Settings
 from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
@@ -41,7 +41,7 @@ def create_app(
     settings = settings or Settings()
     streams = streams or StreamEngine(store)
     workers = Workers(settings.workers, settings.query_timeout)
-    queries = QueryRoutes(streams, settings, workers)
+    queries = ContinuousQueryRoutes(streams, settings, workers)
     sparql = SparqlRoute(store, settings, workers, queries.register_text)
     graphs = GraphStoreRoute(store, settings, workers)
     middleware = []

@@ -26,8 +26,8 @@ from endpoint.settings import Settings
 from endpoint.sparql_route import endpoint_url
 from endpoint.workers import Workers
 from engine.api import Store
-from engine.rdf_io import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
-from engine.terms import IRI, Term, iri_problem
+from engine.rdf.documents import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
+from engine.rdf.terms import IRI, Term, iri_problem
 
 QUAD_FORMATS = {"nquads", "trig"}
 

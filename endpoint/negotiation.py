@@ -31,7 +31,7 @@ def _offer(media_type: str, fmt: str, canonical: str | None = None) -> Offer:
 _JSON = "application/sparql-results+json"
 _XML = "application/sparql-results+xml"
 
-#: SELECT results; names are those of engine.sparql.results_formats
+#: SELECT results; names are those of engine.sparql.results.dispatch
 SOLUTIONS = (
     _offer(_JSON, "json"),
     _offer(_XML, "xml"),
@@ -54,7 +54,7 @@ BOOLEAN = (
 )
 
 #: CONSTRUCT, DESCRIBE, the service description and graph store GETs;
-#: names are rdflib serialiser names (engine.rdf_io.serialize_triples)
+#: names are rdflib serialiser names (engine.rdf.documents.serialize_triples)
 GRAPH = (
     _offer("text/turtle", "turtle"),
     _offer("application/n-triples", "nt"),

@@ -18,9 +18,9 @@ from endpoint import negotiation
 from endpoint.negotiation import Offer
 from endpoint.workers import Workers
 from engine.api import QueryResult
-from engine.rdf_io import serialize_triples
-from engine.sparql.results_formats import write_boolean, write_select
-from engine.terms import Term
+from engine.rdf.documents import serialize_triples
+from engine.rdf.terms import Term
+from engine.sparql.results.dispatch import write_boolean, write_select
 
 #: triples per chunk when N-Triples are streamed
 NT_CHUNK = 2048

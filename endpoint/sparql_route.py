@@ -22,10 +22,10 @@ from endpoint.service_description import describe_service
 from endpoint.settings import Settings
 from endpoint.workers import ClientGone, Workers
 from engine.api import Store
-from engine.sparql.continuous import is_registration
-from engine.sparql.parser import SparqlSyntaxError
-from engine.sparql.service import ServiceError
-from engine.sparql.update import UpdateError
+from engine.sparql.exec.service import ServiceError
+from engine.sparql.exec.update import UpdateError
+from engine.sparql.syntax import SparqlSyntaxError
+from engine.sparql.syntax.registration import is_registration
 
 #: answer for a client that went away (nginx's code; nobody reads it)
 CLIENT_CLOSED = 499

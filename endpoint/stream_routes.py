@@ -19,14 +19,14 @@ from starlette.routing import Route
 from endpoint.access import require_write
 from endpoint.settings import Settings
 from endpoint.workers import Workers
-from engine.ntriples import NTriplesError, parse_lines
-from engine.rdf_io import MEDIA_TYPE_FORMATS, parse_rdf
+from engine.rdf.documents import MEDIA_TYPE_FORMATS, parse_rdf
+from engine.rdf.ntriples import NTriplesError, parse_lines
+from engine.rdf.terms import IRI, iri_problem
 from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
 from engine.stream.batch_format import parse_batch, parse_timestamp
 from engine.stream.errors import StreamError
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
-from engine.terms import IRI, iri_problem
 
 IDLE_POLICIES = ("none", "wallclock")
 

@@ -24,19 +24,19 @@ from urllib.request import url2pathname
 import httpx
 import numpy as np
 
-from engine.rdf_io import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
+from engine.rdf.documents import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
+from engine.rdf.terms import IRI, Term
 from engine.sparql import algebra as A
-from engine.sparql.dataset import build_dataset
-from engine.sparql.executor import Executor, QueryCancelled
-from engine.sparql.expressions import EvalContext
-from engine.sparql.forms import construct, describe
-from engine.sparql.parser import parse_query, parse_update
-from engine.sparql.query_terms import QueryTerms
-from engine.sparql.service import ServiceClient
-from engine.sparql.table import Table
-from engine.sparql.update import UpdateError, UpdateRunner
+from engine.sparql.exec.dataset import build_dataset
+from engine.sparql.exec.executor import Executor, QueryCancelled
+from engine.sparql.exec.forms import construct, describe
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.exec.service import ServiceClient
+from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.update import UpdateError, UpdateRunner
+from engine.sparql.expr.evaluate import EvalContext
+from engine.sparql.syntax import parse_query, parse_update
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
-from engine.terms import IRI, Term
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
 
@@ -48,7 +48,7 @@ ROW_CHUNK = 4096
 class QueryResult:
     """The answer of one query; terms are decoded only when read."""
 
-    def __init__(self, form: str, terms: QueryTerms, table: Table | None = None,
+    def __init__(self, form: str, terms: QueryTerms, table: Solutions | None = None,
                  variables: list[str] | None = None, boolean: bool | None = None,
                  triples: list[tuple[Term, Term, Term]] | None = None) -> None:
         self.form = form

@@ -7,11 +7,11 @@ from urllib.parse import parse_qs
 import pytest
 
 from engine.api import Store
-from engine.sparql.parser import SparqlSyntaxError
-from engine.sparql.results_formats import write_select
-from engine.sparql.service import ServiceError
-from engine.sparql.update import UpdateError
-from engine.terms import IRI, Literal
+from engine.rdf.terms import IRI, Literal
+from engine.sparql.exec.service import ServiceError
+from engine.sparql.exec.update import UpdateError
+from engine.sparql.results.dispatch import write_select
+from engine.sparql.syntax import SparqlSyntaxError
 
 DATA = b"""
 @prefix ex: <http://example.org/> .

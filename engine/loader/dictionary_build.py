@@ -23,8 +23,6 @@ from pyspark import AccumulatorParam
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from engine.loader.layout import STRINGS
-from engine.loader.nt_terms import parse_term
 from engine.loader.parse_lines import (
     BAD_LINE_MARK,
     ERROR_MARK,
@@ -38,8 +36,10 @@ from engine.loader.parse_lines import (
     string_buffers,
     terms_and_hashes,
 )
-from engine.loader.term_hash import CHECK_SEED, hash_strings
-from engine.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value
+from engine.rdf.nt_terms import parse_term
+from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value
+from engine.store.layout import STRINGS
+from engine.store.term_hash import CHECK_SEED, hash_strings
 
 #: bad lines kept for the report when they are skipped
 MAX_SAMPLES = 20

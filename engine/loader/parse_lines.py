@@ -24,9 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.loader.nt_terms import canonical
-from engine.loader.term_hash import hash_strings
-from engine.rdf_io import guess_format
+from engine.rdf.documents import guess_format
+from engine.rdf.nt_terms import canonical
+from engine.store.term_hash import hash_strings
 
 #: rdflib formats whose files Spark splits into lines
 LINE_FORMATS = {"nt", "nquads"}
@@ -154,7 +154,7 @@ def terms_and_hashes(batch: Statements) -> tuple[np.ndarray, pa.Array, np.ndarra
 
 def document_batch(path: Path) -> Statements:
     """All statements of a Turtle / RDF-XML / ... file, parsed by rdflib."""
-    from engine.rdf_io import parse_rdf
+    from engine.rdf.documents import parse_rdf
 
     rows: tuple[list[str], ...] = ([], [], [], [])
     try:

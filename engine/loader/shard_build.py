@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 from pyspark.sql import SparkSession
 
-from engine.loader.layout import DIRECTIONS
 from engine.loader.parse_lines import ERROR_MARK, LoadError
 from engine.loader.writer import id_dtype, write_partition
+from engine.store.layout import DIRECTIONS
 
 
 @dataclass

@@ -30,10 +30,10 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from engine.loader.dictionary_build import MAX_SAMPLES, Counters, build_dictionary
-from engine.loader.layout import TERMS, Manifest
 from engine.loader.parse_lines import BAD_LINE_MARK, ERROR_MARK, LoadError, locate_line
 from engine.loader.progress import Progress
 from engine.loader.shard_build import build_shards
+from engine.store.layout import TERMS, Manifest
 
 DEFAULT_MASTER = "local[*]"
 #: SQL settings for the load's jobs (bigger Arrow batches: fewer Python round trips)

@@ -1,4 +1,4 @@
-"""Turn one shard's edges into the CSR arrays of engine.store.base_table.
+"""Turn one shard's edges into the CSR arrays of engine.store.mapped_graph.
 
 Runs on a Spark executor, once per (direction, shard) partition, on NumPy
 arrays: sorting, de-duplication and the CSR offsets are whole-array
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.loader.layout import adjacency_dir
+from engine.store.layout import adjacency_dir
 
 
 def id_dtype(n_terms: int) -> np.dtype:

@@ -7,7 +7,7 @@ pattern in the order ToList, OrderBy, Project, Distinct/Reduced, Slice). The
 executor evaluates them; the planner may reorder what it is allowed to.
 
 Conventions:
-- Terms are :mod:`engine.terms` objects; variables are ``Variable``.
+- Terms are :mod:`engine.rdf.terms` objects; variables are ``Variable``.
 - Aggregates in SELECT/HAVING/ORDER BY are replaced by fresh variables named
   ``.aggN`` bound by the ``Group`` node (a dot cannot start a user variable).
 - Blank nodes in query patterns are turned into variables named ``.bN``
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.terms import IRI, BNode, Literal, Term, Variable
+from engine.rdf.terms import IRI, BNode, Literal, Term, Variable
 
 TermOrVar = IRI | BNode | Literal | Variable
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.loader.layout import TERMS, Manifest
-from engine.store.base_table import BaseTable
+from engine.store.layout import TERMS, Manifest
+from engine.store.mapped_dictionary import MappedTermDictionary
+from engine.store.mapped_graph import MappedGraph
 from engine.store.quad_store import QuadStore
-from engine.store.term_store import MappedTermDictionary
 
 
 def open_quad_store(path: Path) -> QuadStore:
@@ -25,6 +25,6 @@ def open_quad_store(path: Path) -> QuadStore:
     store.terms = MappedTermDictionary(path / TERMS)  # type: ignore[assignment]
     txn = store.begin()
     for graph_id, triples in manifest.graphs.items():
-        txn.graphs[int(graph_id)] = BaseTable.open(path, int(graph_id), manifest.shards, triples)
+        txn.graphs[int(graph_id)] = MappedGraph.open(path, int(graph_id), manifest.shards, triples)
     txn.commit()
     return store

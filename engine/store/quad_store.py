@@ -1,7 +1,7 @@
 """The persistent store: a default graph and named graphs of ID triples.
 
 Readers take a :class:`Snapshot` (an immutable mapping of graph ID to
-:class:`TripleTable`) and keep seeing it for the whole query, whatever writers
+:class:`MemoryGraph`) and keep seeing it for the whole query, whatever writers
 do meanwhile. Writers work in a :class:`Transaction` on copies of the tables
 they touch and publish a new snapshot on commit, in one reference swap: an
 update that fails part-way changes nothing, and a query never sees half of
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.store.layered_table import NO_STREAM, LayeredTable
-from engine.store.triple_table import TripleTable
-from engine.terms import TermDictionary
+from engine.rdf.terms import TermDictionary
+from engine.store.layered_graph import NO_STREAM, LayeredGraph
+from engine.store.memory_graph import MemoryGraph
 
 #: graph ID of the default graph (term IDs of named graphs are >= 1)
 DEFAULT_GRAPH = 0
@@ -30,10 +30,10 @@ DELTA_MIN = 65536
 class Snapshot:
     """One consistent state of every graph; ``version`` grows with each commit."""
 
-    graphs: dict[int, TripleTable]
+    graphs: dict[int, MemoryGraph]
     version: int = 0
 
-    def graph(self, graph_id: int) -> TripleTable | None:
+    def graph(self, graph_id: int) -> MemoryGraph | None:
         return self.graphs.get(graph_id)
 
     def named_graph_ids(self) -> list[int]:
@@ -46,7 +46,7 @@ class Transaction:
 
     store: QuadStore
     base: Snapshot
-    graphs: dict[int, TripleTable] = field(init=False)
+    graphs: dict[int, MemoryGraph] = field(init=False)
 
     def __post_init__(self) -> None:
         self.graphs = dict(self.base.graphs)
@@ -58,8 +58,8 @@ class Transaction:
     def exists(self, graph_id: int) -> bool:
         return graph_id in self.graphs
 
-    def table(self, graph_id: int) -> TripleTable:
-        return self.graphs.get(graph_id) or TripleTable.empty()
+    def table(self, graph_id: int) -> MemoryGraph:
+        return self.graphs.get(graph_id) or MemoryGraph.empty()
 
     def add(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         """Add triples. A small in-memory graph is rebuilt; a large, layered or
@@ -68,10 +68,10 @@ class Transaction:
         if len(s) == 0 and graph_id in self.graphs:
             return
         table = self.table(graph_id)
-        if isinstance(table, TripleTable) and len(table) < DELTA_MIN:
-            self.graphs[graph_id] = table.with_changes(TripleTable(s, p, o), None)
+        if isinstance(table, MemoryGraph) and len(table) < DELTA_MIN:
+            self.graphs[graph_id] = table.with_changes(MemoryGraph(s, p, o), None)
             return
-        layered = table if isinstance(table, LayeredTable) else LayeredTable(table)
+        layered = table if isinstance(table, LayeredGraph) else LayeredGraph(table)
         self.graphs[graph_id] = layered.appended(s, p, o, np.zeros(len(s), dtype=np.int64), NO_STREAM)
 
     def append(
@@ -79,35 +79,35 @@ class Transaction:
     ) -> None:
         """Absorb stream triples as a timestamped delta (no rebuild of the graph)."""
         table = self.graphs.get(graph_id)
-        layered = table if isinstance(table, LayeredTable) else LayeredTable(table or TripleTable.empty())
+        layered = table if isinstance(table, LayeredGraph) else LayeredGraph(table or MemoryGraph.empty())
         self.graphs[graph_id] = layered.appended(s, p, o, ts, stream)
 
     def compact(self, safe: dict[int, int]) -> None:
         """Let every layered graph merge the deltas no pending window needs apart."""
         for graph_id, table in self.graphs.items():
-            if isinstance(table, LayeredTable):
+            if isinstance(table, LayeredGraph):
                 self.graphs[graph_id] = table.compacted(safe)
 
     def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         if graph_id not in self.graphs or len(s) == 0:
             return
         table = self.graphs[graph_id]
-        gone = TripleTable(s, p, o)
-        if isinstance(table, LayeredTable):
+        gone = MemoryGraph(s, p, o)
+        if isinstance(table, LayeredGraph):
             self.graphs[graph_id] = table.without(gone)
         else:
             self.graphs[graph_id] = table.with_changes(None, gone)
 
     def create(self, graph_id: int) -> None:
-        self.graphs.setdefault(graph_id, TripleTable.empty())
+        self.graphs.setdefault(graph_id, MemoryGraph.empty())
 
     def clear(self, graph_id: int) -> None:
         if graph_id in self.graphs:
-            self.graphs[graph_id] = TripleTable.empty()
+            self.graphs[graph_id] = MemoryGraph.empty()
 
     def drop(self, graph_id: int) -> None:
         if graph_id == DEFAULT_GRAPH:
-            self.graphs[DEFAULT_GRAPH] = TripleTable.empty()
+            self.graphs[DEFAULT_GRAPH] = MemoryGraph.empty()
         else:
             self.graphs.pop(graph_id, None)
 
@@ -121,7 +121,7 @@ class QuadStore:
 
     def __init__(self) -> None:
         self.terms = TermDictionary()
-        self._snapshot = Snapshot({DEFAULT_GRAPH: TripleTable.empty()}, 0)
+        self._snapshot = Snapshot({DEFAULT_GRAPH: MemoryGraph.empty()}, 0)
         self._write_lock = threading.Lock()
         self._writer: Transaction | None = None
         #: per stream number, the earliest window close a pending continuous query

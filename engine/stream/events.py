@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from engine.sparql.results_formats import write_boolean, write_select
-from engine.terms import Term
+from engine.rdf.terms import Term
+from engine.sparql.results.dispatch import write_boolean, write_select
 
 
 @dataclass

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.rdf.terms import IRI
 from engine.stream.transient import TransientLog
-from engine.terms import IRI
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,21 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.sparql.continuous import ContinuousQuery
-from engine.sparql.dataset import merged
-from engine.sparql.executor import Executor, QueryDataset
-from engine.sparql.expressions import EvalContext, ExprError
-from engine.sparql.forms import construct
-from engine.sparql.query_terms import QueryTerms
-from engine.store.layered_table import LayeredTable
+from engine.rdf.terms import XSD_INTEGER, Literal
+from engine.sparql.exec.dataset import merged
+from engine.sparql.exec.executor import Executor, QueryDataset
+from engine.sparql.exec.forms import construct
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.expr.evaluate import EvalContext, ExprError
+from engine.sparql.syntax.registration import ContinuousQuery
+from engine.store.layered_graph import LayeredGraph
+from engine.store.memory_graph import MemoryGraph
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
-from engine.store.triple_table import TripleTable
-from engine.store.union_table import UnionTable
+from engine.store.union_graph import UnionGraph
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamState
 from engine.stream.transient import WindowContent
 from engine.stream.windows import common_step, first_window_after, first_window_holding
-from engine.terms import XSD_INTEGER, Literal
 
 #: C-SPARQL's f:timestamp(?s, ?p, ?o): when the triple entered the window
 TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
@@ -34,7 +34,7 @@ Subscriber = Callable[[WindowEvent | None], None]
 
 
 def _as_of(table, cutoffs: dict[int, int]):
-    return table.as_of(cutoffs) if isinstance(table, LayeredTable) else table
+    return table.as_of(cutoffs) if isinstance(table, LayeredGraph) else table
 
 
 class RunningQuery:
@@ -141,32 +141,32 @@ class RunningQuery:
         named = {}
         for g in stored_named:
             gid = terms.encode(g)
-            named[gid] = _as_of(graphs.get(gid) or TripleTable.empty(), cutoffs)
+            named[gid] = _as_of(graphs.get(gid) or MemoryGraph.empty(), cutoffs)
         if self.spec.language == "rspql":
             if stored_default:
-                default = merged([_as_of(graphs.get(terms.encode(g)) or TripleTable.empty(), cutoffs)
+                default = merged([_as_of(graphs.get(terms.encode(g)) or MemoryGraph.empty(), cutoffs)
                                    for g in stored_default])
             else:
-                default = _as_of(graphs.get(DEFAULT_GRAPH) or TripleTable.empty(), cutoffs)
+                default = _as_of(graphs.get(DEFAULT_GRAPH) or MemoryGraph.empty(), cutoffs)
             if not query.dataset:
                 named = {g: _as_of(t, cutoffs) for g, t in graphs.items() if g != DEFAULT_GRAPH}
             windows = {
-                w.name: TripleTable(c.s, c.p, c.o) for w, c in zip(self.spec.windows, contents, strict=True)
+                w.name: MemoryGraph(c.s, c.p, c.o) for w, c in zip(self.spec.windows, contents, strict=True)
             }
             return QueryDataset(default, named, windows)
         # C-SPARQL: the default graph is the RDF merge of the windows and the FROM graphs
-        window = TripleTable(
+        window = MemoryGraph(
             np.concatenate([c.s for c in contents]),
             np.concatenate([c.p for c in contents]),
             np.concatenate([c.o for c in contents]),
         )
         if not stored_default:
             return QueryDataset(window, named)
-        stored = merged([_as_of(graphs.get(terms.encode(g)) or TripleTable.empty(), cutoffs)
+        stored = merged([_as_of(graphs.get(terms.encode(g)) or MemoryGraph.empty(), cutoffs)
                           for g in stored_default])
-        fresh = ~UnionTable([stored]).contains(window.s, window.p, window.o)
-        window = TripleTable(window.s[fresh], window.p[fresh], window.o[fresh], unique=True)
-        return QueryDataset(UnionTable([window, stored]), named)
+        fresh = ~UnionGraph([stored]).contains(window.s, window.p, window.o)
+        window = MemoryGraph(window.s[fresh], window.p[fresh], window.o[fresh], unique=True)
+        return QueryDataset(UnionGraph([window, stored]), named)
 
     def _report(self, table, terms: QueryTerms, start: int, end: int) -> WindowEvent:
         query = self.spec.query

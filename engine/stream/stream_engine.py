@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from engine.sparql.continuous import ContinuousQuery, parse_registration
+from engine.rdf.terms import IRI, Term
+from engine.sparql.syntax.registration import ContinuousQuery, parse_registration
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
@@ -34,7 +35,6 @@ from engine.stream.errors import (
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
-from engine.terms import IRI, Term
 
 log = logging.getLogger("rivulet.streams")
 

@@ -19,7 +19,7 @@ import pytest
 
 from endpoint.settings import Settings
 from engine.api import Store
-from tests.http.conftest import Server
+from tests.endpoint.conftest import Server
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 

@@ -3,11 +3,11 @@
 import pytest
 
 from engine.api import Store
-from engine.rdf_io import parse_rdf
+from engine.rdf.documents import parse_rdf
+from engine.rdf.terms import IRI
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
-from engine.terms import IRI
-from tests import csrbench
+from tests.harness import csrbench
 
 pytestmark = pytest.mark.skipif(
     not csrbench.available(), reason="../shared/conformance/csrbench is absent: CSRBench not run"

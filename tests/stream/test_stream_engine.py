@@ -5,10 +5,10 @@ import time
 import pytest
 
 from engine.api import Store
+from engine.rdf.terms import IRI, Literal
 from engine.stream.errors import BadRegistration, DuplicateName, LateItem, TooManyWindows, UnknownStream
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
-from engine.terms import IRI, Literal
 
 EX = "http://example.org/"
 

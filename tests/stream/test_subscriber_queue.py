@@ -2,7 +2,7 @@
 
 import asyncio
 
-from endpoint.query_routes import SUBSCRIBER_QUEUE, _offer
+from endpoint.continuous_routes import SUBSCRIBER_QUEUE, _offer
 
 
 def test_a_full_queue_ends_the_subscriber_stream():

@@ -1,0 +1,69 @@
+"""Building the answers of CONSTRUCT and DESCRIBE from a solution table."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
+from engine.sparql import algebra as A
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.exec.solutions import Solutions
+
+
+def construct(template: tuple[A.TriplePattern, ...], table: Solutions, terms: QueryTerms) -> list:
+    """Instantiate a CONSTRUCT template for every solution; a blank node of the
+    template is a fresh blank node per solution; ill-formed triples are left out.
+    Duplicates are removed on IDs, so each distinct triple is decoded once."""
+    n = table.length
+    if not n:
+        return []
+    fresh: dict[BNode, np.ndarray] = {}
+    parts = []
+    for pattern in template:
+        cols = []
+        for t in (pattern.subject, pattern.predicate, pattern.object):
+            if isinstance(t, Variable):
+                cols.append(table.column(t.name))
+            elif isinstance(t, BNode):
+                if t not in fresh:
+                    fresh[t] = terms.encode_column([fresh_bnode() for _ in range(n)])
+                cols.append(fresh[t])
+            else:
+                cols.append(np.full(n, terms.encode(t), dtype=np.int64))
+        s, p, o = cols
+        ok = (s != 0) & (p != 0) & (o != 0)
+        ok &= terms.kinds(s) != KIND_LITERAL
+        ok &= terms.kinds(p) == KIND_IRI
+        parts.append(np.stack([s[ok], p[ok], o[ok]], axis=1))
+    triples = np.concatenate(parts)
+    if not len(triples):
+        return []
+    _, first = np.unique(triples, axis=0, return_index=True)
+    triples = triples[np.sort(first)]
+    return list(zip(terms.decode_column(triples[:, 0]), terms.decode_column(triples[:, 1]),
+                    terms.decode_column(triples[:, 2]), strict=True))
+
+
+def describe(targets, table: Solutions, terms: QueryTerms, graph) -> list:
+    """DESCRIBE: the triples whose subject is a described resource, followed
+    through blank-node objects (a concise bounded description)."""
+    ids: set[int] = set()
+    for t in targets:
+        if isinstance(t, Variable):
+            ids.update(int(i) for i in table.column(t.name).tolist() if i > 0)
+        else:
+            found = terms.encode(t)
+            if found > 0:
+                ids.add(found)
+    out: dict[tuple, None] = {}
+    seen: set[int] = set()
+    frontier = np.array(sorted(ids), dtype=np.int64)
+    while len(frontier):
+        seen.update(frontier.tolist())
+        _, s, p, o = graph.match(frontier, None, None, len(frontier))
+        for triple in zip(terms.decode_column(s), terms.decode_column(p), terms.decode_column(o),
+                          strict=True):
+            out[triple] = None
+        blank = o[(terms.kinds(o) == KIND_BNODE)]
+        frontier = np.array(sorted(set(blank.tolist()) - seen), dtype=np.int64)
+    return list(out)

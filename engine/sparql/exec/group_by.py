@@ -1,0 +1,117 @@
+"""GROUP BY and aggregates over ID columns.
+
+Groups are found with one ``np.unique`` over the key columns. COUNT, and
+SUM/AVG/MIN/MAX of a numeric variable, are computed for all groups at once
+(``np.bincount``, one ``lexsort``) from the dictionary's numeric side array;
+the other aggregates go through :func:`compute_aggregate` per group on
+decoded terms, decoding only the variables the aggregates read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from engine.rdf.terms import XSD_INTEGER, Literal
+from engine.sparql import algebra as A
+from engine.sparql.exec.solutions import Solutions
+from engine.sparql.expr.aggregates import canonical_number
+from engine.sparql.expr.operators import arithmetic
+from engine.sparql.expr.xsd import DOUBLE, INTEGER, integer_literal, number_literal, numeric
+
+
+def group_ids(key_columns: list[np.ndarray], length: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(first row of each group, group number of each row)``."""
+    if not key_columns:
+        return np.zeros(1, dtype=np.int64), np.zeros(length, dtype=np.int64)
+    if len(key_columns) == 1:
+        _, first, group_of = np.unique(key_columns[0], return_index=True, return_inverse=True)
+    else:
+        stacked = np.stack(key_columns, axis=1)
+        _, first, group_of = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+    return first, group_of.reshape(-1)
+
+
+def fast_count(agg: A.Aggregate, table: Solutions, group_of: np.ndarray, n_groups: int) -> np.ndarray | None:
+    """Counts per group for COUNT(*) and COUNT([DISTINCT] ?var); None otherwise."""
+    if agg.name != "COUNT":
+        return None
+    if agg.expr is None:
+        return None if agg.distinct else np.bincount(group_of, minlength=n_groups)
+    if not isinstance(agg.expr, A.VarExpr):
+        return None
+    column = table.column(agg.expr.var.name)
+    bound = column != 0
+    if not agg.distinct:
+        return np.bincount(group_of[bound], minlength=n_groups)
+    pairs = np.unique(np.stack([group_of[bound], column[bound]], axis=1), axis=0)
+    return np.bincount(pairs[:, 0], minlength=n_groups) if len(pairs) else np.zeros(n_groups, np.int64)
+
+
+def count_literals(counts: np.ndarray, encode_column: Callable) -> np.ndarray:
+    """IDs of the xsd:integer literals for a column of counts (one literal per distinct count)."""
+    distinct_counts, inverse = np.unique(counts, return_inverse=True)
+    ids = encode_column([Literal(str(c), XSD_INTEGER) for c in distinct_counts.tolist()])
+    return ids[inverse.reshape(-1)]
+
+
+#: integer sums are exact in float64 below this magnitude
+_EXACT_FLOAT_INTEGERS = 2.0**53
+
+
+def fast_numeric(
+    agg: A.Aggregate, table: Solutions, group_of: np.ndarray, n_groups: int, terms
+) -> list | None:
+    """SUM, AVG, MIN or MAX of ``?var`` for all groups at once, when every bound
+    value is a valid number; None when the general path is needed (DISTINCT,
+    an expression argument, a non-number, or a sum that float64 could round).
+
+    Values come from the dictionary's numeric side array; the result type
+    follows SPARQL's promotion, found from the distinct terms only."""
+    if agg.name not in ("SUM", "AVG", "MIN", "MAX") or agg.distinct or not isinstance(agg.expr, A.VarExpr):
+        return None
+    column = table.column(agg.expr.var.name)
+    bound = column != 0
+    ids, groups = column[bound], group_of[bound]
+    values = terms.numbers(ids)
+    if np.isnan(values).any():
+        return None
+    distinct_ids, inverse = np.unique(ids, return_inverse=True)
+    ranks_of_distinct = []
+    for term in terms.decode_column(distinct_ids):
+        parsed = numeric(term)
+        if parsed is None:
+            return None
+        ranks_of_distinct.append(parsed[0])
+    ranks = np.array(ranks_of_distinct, dtype=np.int64)[inverse.reshape(-1)] if len(ids) else ids
+    counts = np.bincount(groups, minlength=n_groups)
+    if agg.name in ("MIN", "MAX"):
+        return _extremes(agg.name, ids, values, groups, counts, n_groups, terms)
+    top_rank = np.zeros(n_groups, dtype=np.int64)
+    np.maximum.at(top_rank, groups, ranks)
+    if ((top_rank != INTEGER) & (top_rank != DOUBLE) & (counts > 0)).any():
+        return None  # decimal / float sums need exact or single-precision arithmetic
+    if np.abs(values).sum() >= _EXACT_FLOAT_INTEGERS and (top_rank == INTEGER).any():
+        return None
+    sums = np.bincount(groups, weights=values, minlength=n_groups)
+    out: list = []
+    for total, count, rank in zip(sums.tolist(), counts.tolist(), top_rank.tolist(), strict=True):
+        if count == 0:
+            out.append(integer_literal(0))
+        elif rank == INTEGER:
+            exact = integer_literal(int(total))
+            out.append(exact if agg.name == "SUM" else arithmetic("/", exact, integer_literal(count)))
+        else:
+            out.append(number_literal(total if agg.name == "SUM" else total / count, DOUBLE))
+    return out
+
+
+def _extremes(name: str, ids, values, groups, counts, n_groups: int, terms) -> list:
+    """The smallest (largest) value per group, in canonical form as the
+    general path gives it; unbound for a group with no value."""
+    order = np.lexsort((values if name == "MIN" else -values, groups))
+    starts = np.searchsorted(groups[order], np.arange(n_groups))
+    chosen = [int(ids[order[start]]) if counts[g] else 0 for g, start in enumerate(starts.tolist())]
+    return [None if term is None else canonical_number(term)
+            for term in terms.decode_column(np.array(chosen, dtype=np.int64))]

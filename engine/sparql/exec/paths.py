@@ -1,0 +1,139 @@
+"""Property paths (SPARQL 1.1 section 9 and 18.4), evaluated over ID columns.
+
+The core step is :func:`reach`: from a column of start nodes, follow a path
+one way or the other and return every (start index, end node) pair. Links
+read the store's neighbour lists; sequences chain steps; alternatives
+concatenate; ``*``/``+`` run a breadth-first search where each level is one
+vectorised step for the whole frontier, with visited (start, node) pairs kept
+as packed int64 keys so that cycles end the search.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.rdf.terms import Variable
+from engine.sparql import algebra as A
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.exec.solutions import Solutions
+from engine.store.memory_graph import EMPTY, MemoryGraph
+
+
+def _pair_keys(start_idx: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    return (start_idx << 32) | (nodes & 0xFFFFFFFF)
+
+
+def reach(
+    path: A.Path, nodes: np.ndarray, backward: bool, graph: MemoryGraph, terms: QueryTerms
+) -> tuple[np.ndarray, np.ndarray]:
+    """All ``(i, end)`` such that ``path`` leads from ``nodes[i]`` to ``end``
+    (or from ``end`` to ``nodes[i]`` when ``backward``). Multiset semantics,
+    except for ``*``/``+``/``?`` which yield each pair once."""
+    cls = path.__class__
+    if cls is A.PathLink:
+        pred = np.full(len(nodes), terms.encode(path.iri), dtype=np.int64)
+        if backward:
+            rows, s, _, _ = graph.match(None, pred, nodes, len(nodes))
+            return rows, s
+        rows, _, _, o = graph.match(nodes, pred, None, len(nodes))
+        return rows, o
+    if cls is A.PathInverse:
+        return reach(path.path, nodes, not backward, graph, terms)
+    if cls is A.PathSequence:
+        steps = path.steps[::-1] if backward else path.steps
+        idx = np.arange(len(nodes), dtype=np.int64)
+        current = nodes
+        for step in steps:
+            j, current = reach(step, current, backward, graph, terms)
+            idx = idx[j]
+        return idx, current
+    if cls is A.PathAlternative:
+        parts = [reach(p, nodes, backward, graph, terms) for p in path.options]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if cls is A.PathNegated:
+        return _negated(path, nodes, backward, graph, terms)
+    if cls is A.PathRepeat:
+        return _repeat(path, nodes, backward, graph, terms)
+    raise TypeError(f"unknown path {path!r}")
+
+
+def _negated(path: A.PathNegated, nodes, backward: bool, graph: MemoryGraph, terms: QueryTerms):
+    idx_parts, end_parts = [], []
+    parts = []
+    if path.forward or not path.inverse:
+        parts.append((path.forward, False))
+    if path.inverse:
+        parts.append((path.inverse, True))
+    for excluded, reverse in parts:
+        banned = np.array([terms.encode(i) for i in excluded], dtype=np.int64)
+        leave = reverse == backward
+        if leave:
+            rows, _, p, end = graph.match(nodes, None, None, len(nodes))
+        else:
+            rows, end, p, _ = graph.match(None, None, nodes, len(nodes))
+        keep = ~np.isin(p, banned)
+        idx_parts.append(rows[keep])
+        end_parts.append(end[keep])
+    if not idx_parts:
+        return EMPTY, EMPTY
+    return np.concatenate(idx_parts), np.concatenate(end_parts)
+
+
+def _repeat(path: A.PathRepeat, nodes, backward: bool, graph: MemoryGraph, terms: QueryTerms):
+    start = np.arange(len(nodes), dtype=np.int64)
+    found_idx = [start] if path.min == 0 else []
+    found_end = [nodes] if path.min == 0 else []
+    if path.max == 1:
+        idx, end = reach(path.path, nodes, backward, graph, terms)
+        found_idx.append(idx)
+        found_end.append(end)
+    else:
+        visited = np.zeros(0, dtype=np.int64)
+        frontier_idx, frontier = start, nodes
+        while len(frontier):
+            j, step_end = reach(path.path, frontier, backward, graph, terms)
+            step_idx = frontier_idx[j]
+            keys = _pair_keys(step_idx, step_end)
+            keys, first = np.unique(keys, return_index=True)
+            fresh = ~np.isin(keys, visited, assume_unique=True)
+            first = first[fresh]
+            visited = np.union1d(visited, keys[fresh])
+            frontier_idx, frontier = step_idx[first], step_end[first]
+            found_idx.append(frontier_idx)
+            found_end.append(frontier)
+    if not found_idx:
+        return EMPTY, EMPTY
+    idx = np.concatenate(found_idx)
+    end = np.concatenate(found_end)
+    _, first = np.unique(_pair_keys(idx, end), return_index=True)
+    first.sort()
+    return idx[first], end[first]
+
+
+def _all_nodes(graph: MemoryGraph) -> np.ndarray:
+    return np.unique(np.concatenate([graph.s, graph.o]))
+
+
+def evaluate_path(node: A.PathPattern, graph: MemoryGraph, terms: QueryTerms) -> Solutions:
+    """Solutions of ``subject path object`` against one graph."""
+    subject, obj = node.subject, node.object
+    s_var = subject.name if isinstance(subject, Variable) else None
+    o_var = obj.name if isinstance(obj, Variable) else None
+    if s_var is None:
+        starts = np.array([terms.encode(subject)], dtype=np.int64)
+        idx, ends = reach(node.path, starts, False, graph, terms)
+        if o_var is None:
+            hit = bool(np.any(ends == terms.encode(obj)))
+            return Solutions.unit() if hit else Solutions.empty()
+        return Solutions({o_var: ends}, len(ends))
+    if o_var is None:
+        starts = np.array([terms.encode(obj)], dtype=np.int64)
+        idx, ends = reach(node.path, starts, True, graph, terms)
+        return Solutions({s_var: ends}, len(ends))
+    starts = _all_nodes(graph)
+    idx, ends = reach(node.path, starts, False, graph, terms)
+    begins = starts[idx]
+    if s_var == o_var:
+        same = begins == ends
+        return Solutions({s_var: begins[same]}, int(np.count_nonzero(same)))
+    return Solutions({s_var: begins, o_var: ends}, len(ends))

@@ -1,0 +1,96 @@
+"""Term IDs as one query sees them: the store's dictionary plus query-local terms.
+
+Constants that the store has never seen, and values computed by BIND,
+SELECT expressions or aggregates, get negative IDs local to the query, so
+that answering a query never grows the store's dictionary. A negative ID
+never matches stored data, which is exactly right: the store holds no triple
+with a term it has never seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.rdf.terms import (
+    IRI,
+    KIND_BNODE,
+    KIND_IRI,
+    KIND_LITERAL,
+    BNode,
+    Term,
+    TermDictionary,
+    numeric_value,
+)
+
+
+class QueryTerms:
+    """``transient=True`` (continuous queries, which run under the stream
+    engine's lock) also finds terms that only stream data uses; one-shot
+    queries see pinned terms only, since a transient ID may be freed and
+    reused while they run."""
+
+    def __init__(self, dictionary: TermDictionary, transient: bool = False) -> None:
+        self.dictionary = dictionary
+        self._lookup = dictionary.lookup if transient else getattr(
+            dictionary, "lookup_pinned", dictionary.lookup
+        )
+        self._local_ids: dict[Term, int] = {}
+        self._local_terms: list[Term] = []
+
+    def encode(self, term: Term) -> int:
+        found = self._lookup(term)
+        if found:
+            return found
+        local = self._local_ids.get(term)
+        if local is None:
+            self._local_terms.append(term)
+            local = -len(self._local_terms)
+            self._local_ids[term] = local
+        return local
+
+    def decode(self, term_id: int) -> Term | None:
+        if term_id > 0:
+            return self.dictionary.decode(term_id)
+        if term_id < 0:
+            return self._local_terms[-term_id - 1]
+        return None
+
+    def decode_column(self, ids: np.ndarray) -> list[Term | None]:
+        if len(ids) == 0:
+            return []
+        if ids.min() >= 0:
+            return self.dictionary.decode_many(ids)
+        decode = self.decode
+        return [decode(i) for i in ids.tolist()]
+
+    def encode_column(self, terms: list[Term | None]) -> np.ndarray:
+        encode = self.encode
+        return np.fromiter((0 if t is None else encode(t) for t in terms), dtype=np.int64, count=len(terms))
+
+    def numbers(self, ids: np.ndarray) -> np.ndarray:
+        """Numeric value per ID (NaN when not a number or unbound)."""
+        safe = np.where(ids > 0, ids, 0)
+        values = self.dictionary.numbers(safe)
+        local = ids < 0
+        if local.any():
+            values = values.copy()
+            # once per distinct local term (an aggregate column repeats a few values)
+            distinct, inverse = np.unique(ids[local], return_inverse=True)
+            numbers = np.array([numeric_value(self._local_terms[-i - 1]) for i in distinct.tolist()])
+            values[local] = numbers[inverse.reshape(-1)]
+        values[ids == 0] = np.nan
+        return values
+
+    def kinds(self, ids: np.ndarray) -> np.ndarray:
+        kinds = self.dictionary.kinds(np.where(ids > 0, ids, 0))
+        local = ids < 0
+        if local.any():
+            kinds = kinds.copy()
+            codes = {IRI: KIND_IRI, BNode: KIND_BNODE}
+            distinct, inverse = np.unique(ids[local], return_inverse=True)
+            distinct_kinds = np.array(
+                [codes.get(self._local_terms[-i - 1].__class__, KIND_LITERAL) for i in distinct.tolist()],
+                dtype=kinds.dtype,
+            )
+            kinds[local] = distinct_kinds[inverse.reshape(-1)]
+        return kinds

@@ -1,0 +1,82 @@
+"""Entry point for the SPARQL query result formats (JSON, XML, CSV, TSV).
+
+Callers name a format by a short name (``json``, ``xml``, ``csv``, ``tsv``)
+and get streaming writers, so the HTTP layer can send a large answer without
+holding it in memory, and readers, used by SERVICE federation and the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from engine.rdf.terms import Term
+from engine.sparql.results import csv_tsv, json_results, xml_results
+
+Rows = Iterable[Sequence[Term | None]]
+Parsed = tuple[list[str], list[list[Term | None]]] | bool
+
+MEDIA_TYPES: dict[str, str] = {
+    "json": "application/sparql-results+json",
+    "xml": "application/sparql-results+xml",
+    "csv": "text/csv",
+    "tsv": "text/tab-separated-values",
+}
+
+# media types some clients send for the same formats
+_ALIASES = {
+    "application/json": "json",
+    "application/xml": "xml",
+    "text/xml": "xml",
+    "text/tsv": "tsv",
+}
+
+_SELECT_WRITERS: dict[str, Callable[[list[str], Rows], Iterator[bytes]]] = {
+    "json": json_results.write_select,
+    "xml": xml_results.write_select,
+    "csv": csv_tsv.write_csv,
+    "tsv": csv_tsv.write_tsv,
+}
+
+_BOOLEAN_WRITERS: dict[str, Callable[[bool], bytes]] = {
+    "json": json_results.write_boolean,
+    "xml": xml_results.write_boolean,
+    "csv": csv_tsv.write_boolean,
+    "tsv": csv_tsv.write_boolean,
+}
+
+_READERS: dict[str, Callable[[bytes], Parsed]] = {
+    "json": json_results.read,
+    "xml": xml_results.read,
+    "csv": csv_tsv.read_csv,
+    "tsv": csv_tsv.read_tsv,
+}
+
+
+def _checked(fmt: str) -> str:
+    if fmt not in MEDIA_TYPES:
+        raise ValueError(f"unknown result format {fmt!r}; expected one of {sorted(MEDIA_TYPES)}")
+    return fmt
+
+
+def write_select(fmt: str, variables: list[str], rows: Rows) -> Iterator[bytes]:
+    """Stream a SELECT result as byte chunks in format ``fmt``."""
+    return _SELECT_WRITERS[_checked(fmt)](variables, rows)
+
+
+def write_boolean(fmt: str, value: bool) -> bytes:
+    """An ASK result in format ``fmt``."""
+    return _BOOLEAN_WRITERS[_checked(fmt)](value)
+
+
+def read_select(fmt: str, data: bytes) -> Parsed:
+    """Parse a result document: (variables, rows) for SELECT, a bool for ASK."""
+    return _READERS[_checked(fmt)](data)
+
+
+def format_for_media_type(media_type: str) -> str | None:
+    """The format name for a media type (parameters such as charset ignored), or None."""
+    base = media_type.split(";", 1)[0].strip().lower()
+    for fmt, known in MEDIA_TYPES.items():
+        if known == base:
+            return fmt
+    return _ALIASES.get(base)

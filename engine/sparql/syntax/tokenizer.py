@@ -1,0 +1,152 @@
+"""SPARQL 1.1 tokenizer: one compiled regex, one pass, a list of tuples.
+
+Parsing is on the per-request hot path, so the whole lexical grammar (SPARQL
+1.1 section 19.8) is a single alternation of named groups run with
+``finditer``; each match also swallows the whitespace and comments before the
+token. Tokens are plain tuples ``(kind, value, start, end)``:
+
+- keywords: ``kind`` is the upper-cased word (keywords are case-insensitive),
+  except the case-sensitive ``a`` whose kind is ``"a"``;
+- punctuation: ``kind`` is the symbol itself (``"{"``, ``"^^"``, ``"&&"``...);
+- everything else has a lower-case kind: ``iri`` (value: the unresolved
+  reference), ``pname`` (value: ``(prefix, local)`` with escapes removed),
+  ``bnode`` (label), ``var`` (name), ``lang`` (tag), ``int``/``dec``/``dbl``
+  (lexical form, unsigned: signs are separate tokens), ``str`` (decoded
+  text), and a final ``eof``.
+
+Codepoint escapes (``\\uXXXX``) are replaced in the whole text before
+tokenizing, as section 19.2 requires; that pass only runs when the text
+contains a backslash-u at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.sparql.syntax.errors import error_at
+
+Token = tuple[str, object, int, int]
+
+_BASE = (
+    "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
+    "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff"
+)
+_CHARS_U = _BASE + "_"
+_CHARS = _CHARS_U + "\\-0-9\u00b7\u0300-\u036f\u203f-\u2040"
+_PLX = r"%[0-9A-Fa-f]{2}|\\[_~.\-!$&'()*+,;=/?#@%]"
+_PREFIX = f"[{_BASE}](?:[{_CHARS}.]*[{_CHARS}])?"
+_LOCAL = f"(?:[{_CHARS_U}:0-9]|{_PLX})(?:(?:[{_CHARS}.:]|{_PLX})*(?:[{_CHARS}:]|{_PLX}))?"
+_VARNAME = f"[{_CHARS_U}0-9][{_CHARS_U}0-9\u00b7\u0300-\u036f\u203f-\u2040]*"
+_EXP = r"[eE][+-]?[0-9]+"
+
+_MASTER = re.compile(
+    r"(?:[ \t\r\n]|#[^\r\n]*)*(?:"
+    r"(?P<iri><[^<>\"{}|^`\\\x00-\x20]*>)"
+    r"|(?P<long1>'''(?:(?:'|'')?(?:[^'\\]|\\[^\r\n]))*''')"
+    r'|(?P<long2>"""(?:(?:"|"")?(?:[^"\\]|\\[^\r\n]))*""")'
+    r"|(?P<str1>'(?:[^'\\\r\n]|\\[^\r\n])*')"
+    r'|(?P<str2>"(?:[^"\\\r\n]|\\[^\r\n])*")'
+    f"|(?P<var>[?$]{_VARNAME})"
+    f"|(?P<bnode>_:[{_CHARS_U}0-9](?:[{_CHARS}.]*[{_CHARS}])?)"
+    f"|(?P<pname>(?:{_PREFIX})?:(?:{_LOCAL})?)"
+    f"|(?P<dbl>[0-9]+\\.[0-9]*{_EXP}|\\.?[0-9]+{_EXP})"
+    r"|(?P<dec>[0-9]*\.[0-9]+)"
+    r"|(?P<int>[0-9]+)"
+    r"|(?P<lang>@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*)"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<punct>\^\^|\|\||&&|!=|<=|>=|[{}()\[\];,.=<>!+\-*/^|?])"
+    r"|(?P<eof>\Z)"
+    r"|(?P<bad>[^ \t\r\n])"
+    r")"
+)
+
+_CODEPOINT = re.compile(r"\\\\|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_ECHAR = re.compile(r"\\(.)", re.S)
+_ECHARS = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_LOCAL_ESCAPE = re.compile(r"\\(.)")
+
+
+def unescape_codepoints(text: str) -> str:
+    """Replace ``\\uXXXX``/``\\UXXXXXXXX`` escapes in one pass (section 19.2).
+
+    A single pass means an escape that produces a backslash never starts a
+    new escape (the W3C tests check this); an escaped backslash pair is
+    skipped so that a string escape ``\\\\`` followed by ``u`` survives.
+    """
+    if "\\u" not in text and "\\U" not in text:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        digits = match.group(1) or match.group(2)
+        if digits is None:
+            return match.group()
+        code = int(digits, 16)
+        if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+            raise error_at(text, match.start(), f"invalid code point escape {match.group()!r}")
+        return chr(code)
+
+    return _CODEPOINT.sub(replace, text)
+
+
+def _decode_string(text: str, body: str, start: int) -> str:
+    """Apply the ECHAR escapes of a string body; anything else is an error."""
+    if "\\" not in body:
+        return body
+
+    def replace(match: re.Match[str]) -> str:
+        char = _ECHARS.get(match.group(1))
+        if char is None:
+            raise error_at(text, start, f"invalid escape sequence {match.group()!r} in string")
+        return char
+
+    return _ECHAR.sub(replace, body)
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` (already codepoint-unescaped) into tokens.
+
+    The list always ends with two ``eof`` tokens so that the parser can peek
+    one token ahead without bounds checks.
+    """
+    tokens: list[Token] = []
+    append = tokens.append
+    for match in _MASTER.finditer(text):
+        kind = match.lastgroup
+        start, end = match.span(kind)
+        if kind == "punct":
+            value = match.group(kind)
+            append((value, value, start, end))
+        elif kind == "word":
+            value = match.group(kind)
+            append(("a" if value == "a" else value.upper(), value, start, end))
+        elif kind == "var":
+            append(("var", text[start + 1 : end], start, end))
+        elif kind == "iri":
+            append(("iri", text[start + 1 : end - 1], start, end))
+        elif kind == "pname":
+            value = match.group(kind)
+            colon = value.index(":")
+            local = value[colon + 1 :]
+            if "\\" in local:
+                local = _LOCAL_ESCAPE.sub(r"\1", local)
+            append(("pname", (value[:colon], local), start, end))
+        elif kind in ("int", "dec", "dbl"):
+            append((kind, match.group(kind), start, end))
+        elif kind == "str1" or kind == "str2":
+            append(("str", _decode_string(text, text[start + 1 : end - 1], start), start, end))
+        elif kind == "long1" or kind == "long2":
+            append(("str", _decode_string(text, text[start + 3 : end - 3], start), start, end))
+        elif kind == "bnode":
+            append(("bnode", text[start + 2 : end], start, end))
+        elif kind == "lang":
+            append(("lang", text[start + 1 : end], start, end))
+        elif kind == "eof":
+            break
+        elif text[start] in "\"'":
+            raise error_at(text, start, "unterminated string (or a line break in a short string)")
+        else:
+            raise error_at(text, start, f"unexpected character {text[start]!r}")
+    end = len(text)
+    tokens.append(("eof", None, end, end))
+    tokens.append(("eof", None, end, end))
+    return tokens

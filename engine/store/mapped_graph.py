@@ -1,0 +1,267 @@
+"""A graph of the bulk-loaded base store, read from memory-mapped CSR arrays.
+
+``rivulet load`` writes each graph as Wukong's ``(vertex, predicate,
+direction) -> neighbours`` layout in arrays (see ``engine.loader.writer``):
+per direction, a vertex's predicate pairs and each pair's neighbours are
+contiguous, and per predicate an index lists its pairs. Opening maps the
+files without reading them, so a store of any size opens in milliseconds;
+a query touches only the pages of the keys it explores.
+
+:class:`MappedGraph` offers the interface of
+:class:`engine.store.memory_graph.MemoryGraph` (``count``, ``degree_stats``,
+``match``, ``s``/``p``/``o``, ``with_changes``), so the executor cannot tell
+them apart:
+
+- ``(s, p, ?)`` and ``(?, p, o)``: the vertex's pairs, kept where the
+  predicate matches, then the pair's neighbours. A vertex has few distinct
+  predicates, so this costs about its predicate count, not its degree.
+- ``(s, ?, ?)`` and ``(?, ?, o)``: all pairs of the vertex (the variable
+  predicate case, served by the same arrays: no SPO/OSP copies).
+- ``(?, p, ?)``: the predicate's index, i.e. its pairs, then their neighbours.
+
+Shards partition vertices by ``ID % shards``; a column of bound vertices is
+routed to the shard of each value, and results come back in input-row order.
+``s``/``p``/``o`` are materialised (24 bytes a triple) only when a rare path
+asks for whole columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
+from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
+
+
+class Adjacency:
+    """One direction of one graph in one shard."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], shards: int, shard: int) -> None:
+        self.vertex_offsets = arrays["vertex_offsets"]
+        self.pair_predicates = arrays["pair_predicates"]
+        self.pair_offsets = arrays["pair_offsets"]
+        self.neighbours = arrays["neighbours"]
+        self.index_predicates = arrays["index_predicates"]
+        self.index_offsets = arrays["index_offsets"]
+        self.index_pairs = arrays["index_pairs"]
+        self.index_triples = arrays["index_triples"]
+        self.shards, self.shard = shards, shard
+
+    @classmethod
+    def open(cls, directory: Path, shards: int, shard: int) -> Adjacency | None:
+        if not directory.is_dir():
+            return None
+        arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in ADJACENCY_ARRAYS}
+        return cls(arrays, shards, shard)
+
+    def _pairs(self, local: np.ndarray, predicates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(input position, pair index) of each local vertex's pairs, kept where
+        the pair's predicate equals the row's when ``predicates`` is given."""
+        vo = self.vertex_offsets
+        inside = local < len(vo) - 1  # IDs added after the load have no pairs here
+        local = np.where(inside, local, 0)
+        lo = np.where(inside, vo[local], 0).astype(np.int64)
+        hi = np.where(inside, vo[local + 1], 0).astype(np.int64)
+        rows, pairs = expand_ranges(lo, hi)
+        if predicates is not None:
+            keep = self.pair_predicates[pairs] == predicates[rows]
+            rows, pairs = rows[keep], pairs[keep]
+        return rows, pairs
+
+    def _neighbours(self, rows: np.ndarray, pairs: np.ndarray):
+        po = self.pair_offsets
+        lo, hi = po[pairs].astype(np.int64), po[pairs + 1].astype(np.int64)
+        sub, pos = expand_ranges(lo, hi)
+        return rows[sub], self.pair_predicates[pairs[sub]].astype(np.int64), \
+            self.neighbours[pos].astype(np.int64)
+
+    def edges(self, local: np.ndarray, predicates: np.ndarray | None):
+        """(input position, predicate, neighbour) of every edge of the vertices."""
+        return self._neighbours(*self._pairs(local, predicates))
+
+    def degree(self, local: np.ndarray, predicates: np.ndarray | None) -> int:
+        _, pairs = self._pairs(local, predicates)
+        po = self.pair_offsets
+        return int((po[pairs + 1].astype(np.int64) - po[pairs]).sum())
+
+    def _index_ranges(self, predicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ip = self.index_predicates
+        at = np.minimum(np.searchsorted(ip, predicates), max(len(ip) - 1, 0))
+        found = (ip[at] == predicates) if len(ip) else np.zeros(len(predicates), dtype=bool)
+        lo = np.where(found, self.index_offsets[at], 0).astype(np.int64)
+        hi = np.where(found, self.index_offsets[np.minimum(at + 1, len(ip))], 0).astype(np.int64)
+        return lo, hi
+
+    def predicate_edges(self, predicates: np.ndarray):
+        """(input position, vertex, predicate, neighbour) of every edge whose
+        predicate is the row's, read through the predicate index."""
+        rows, pos = expand_ranges(*self._index_ranges(predicates))
+        pairs = self.index_pairs[pos].astype(np.int64)
+        vertex = (np.searchsorted(self.vertex_offsets, pairs, side="right") - 1) * self.shards + self.shard
+        po = self.pair_offsets
+        sub, npos = expand_ranges(po[pairs].astype(np.int64), po[pairs + 1].astype(np.int64))
+        return rows[sub], vertex[sub], self.pair_predicates[pairs[sub]].astype(np.int64), \
+            self.neighbours[npos].astype(np.int64)
+
+    def predicate_stats(self, predicate: int) -> tuple[int, int]:
+        """(edges, vertices) with the predicate: the sizes of its index vertex."""
+        ip = self.index_predicates
+        at = int(np.searchsorted(ip, predicate))
+        if at == len(ip) or ip[at] != predicate:
+            return 0, 0
+        return int(self.index_triples[at]), int(self.index_offsets[at + 1] - self.index_offsets[at])
+
+    def vertex_count(self) -> int:
+        """Vertices with at least one edge in this direction."""
+        return int(np.count_nonzero(np.diff(self.vertex_offsets)))
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All edges as (vertex, predicate, neighbour) int64 columns."""
+        vo, po = self.vertex_offsets, self.pair_offsets
+        local = np.repeat(np.arange(len(vo) - 1, dtype=np.int64), np.diff(vo))
+        sizes = np.diff(po)
+        vertex = np.repeat(local * self.shards + self.shard, sizes)
+        return vertex, np.repeat(self.pair_predicates.astype(np.int64), sizes), \
+            self.neighbours.astype(np.int64)
+
+
+class Direction:
+    """One direction of one graph across all shards; routes vertices by ID."""
+
+    def __init__(self, parts: list[Adjacency | None]) -> None:
+        self.parts = parts
+        self.shards = len(parts)
+
+    def _route(self, vertices: np.ndarray) -> Iterator[tuple[Adjacency, np.ndarray]]:
+        """(shard, positions of the rows whose vertex it owns)."""
+        valid = vertices > 0
+        if self.shards == 1:
+            if self.parts[0] is not None:
+                yield self.parts[0], np.flatnonzero(valid)
+            return
+        owner = vertices % self.shards
+        for k, part in enumerate(self.parts):
+            if part is not None:
+                sel = np.flatnonzero(valid & (owner == k))
+                if len(sel):
+                    yield part, sel
+
+    def edges(self, vertices: np.ndarray, predicates: np.ndarray | None):
+        """(row, predicate, neighbour) for every edge of each row's vertex (with
+        the row's predicate when given), in row order."""
+        found = []
+        for part, sel in self._route(vertices):
+            pred = None if predicates is None else predicates[sel]
+            rows, p, n = part.edges(vertices[sel] // self.shards, pred)
+            found.append((sel[rows], p, n))
+        return _in_row_order(found, 3)
+
+    def degree(self, vertex: int, predicate: int | None) -> int:
+        vertices = np.array([vertex], dtype=np.int64)
+        preds = None if predicate is None else np.array([predicate], dtype=np.int64)
+        return sum(part.degree(vertices[sel] // self.shards, preds) for part, sel in self._route(vertices))
+
+    def predicate_edges(self, predicates: np.ndarray):
+        """(row, vertex, predicate, neighbour) for every edge with each row's predicate."""
+        found = [part.predicate_edges(predicates) for part in self.parts if part is not None]
+        return _in_row_order(found, 4)
+
+    def predicate_stats(self, predicate: int) -> tuple[int, int]:
+        stats = [part.predicate_stats(predicate) for part in self.parts if part is not None]
+        return sum(e for e, _ in stats), sum(v for _, v in stats)
+
+    @cached_property
+    def vertex_count(self) -> int:
+        return sum(part.vertex_count() for part in self.parts if part is not None)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cols = [part.columns() for part in self.parts if part is not None]
+        if not cols:
+            return EMPTY, EMPTY, EMPTY
+        return tuple(np.concatenate([c[i] for c in cols]) for i in range(3))  # type: ignore[return-value]
+
+
+
+def _in_row_order(found: list[tuple[np.ndarray, ...]], width: int) -> tuple[np.ndarray, ...]:
+    """Concatenate per-shard results, stably sorted by input row."""
+    if not found:
+        return (EMPTY,) * width
+    if len(found) == 1:
+        return found[0]
+    cols = [np.concatenate([f[i] for f in found]) for i in range(width)]
+    order = np.argsort(cols[0], kind="stable")
+    return tuple(c[order] for c in cols)
+
+
+class MappedGraph(DerivedColumns):
+    """One graph of a loaded store, behind the MemoryGraph interface."""
+
+    def __init__(self, out: Direction, into: Direction, triples: int) -> None:
+        self._out, self._in = out, into
+        self._len = triples
+
+    @classmethod
+    def open(cls, root: Path, graph_id: int, shards: int, triples: int) -> MappedGraph:
+        out, into = (
+            Direction([Adjacency.open(adjacency_dir(root, k, graph_id, d), shards, k) for k in range(shards)])
+            for d in DIRECTIONS
+        )
+        return cls(out, into, triples)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def count(self, s: int | None, p: int | None, o: int | None) -> int:
+        """Exact number of triples matching constants (None = any)."""
+        if any(v is not None and v <= 0 for v in (s, p, o)):
+            return 0
+        if s is not None and o is not None:
+            col = np.array([s], dtype=np.int64)
+            preds = None if p is None else np.array([p], dtype=np.int64)
+            _, _, n = self._out.edges(col, preds)
+            return int(np.count_nonzero(n == o))
+        if s is not None:
+            return self._out.degree(s, p)
+        if o is not None:
+            return self._in.degree(o, p)
+        return len(self) if p is None else self._out.predicate_stats(p)[0]
+
+    def degree_stats(self, p: int | None) -> tuple[int, int, int]:
+        """(triples, distinct subjects, distinct objects) of predicate ``p``, or
+        of the whole graph when ``p`` is None: the planner's fan-out estimates,
+        read off the index vertices without touching the neighbour lists."""
+        if p is None:
+            return len(self), self._out.vertex_count, self._in.vertex_count
+        triples, subjects = self._out.predicate_stats(p)
+        return triples, subjects, self._in.predicate_stats(p)[1]
+
+    def match(
+        self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Match one triple pattern for each of ``n_rows`` input rows; see
+        :meth:`MemoryGraph.match`. Returns ``(row, s, p, o)`` in row order."""
+        if s is not None:
+            rows, pp, oo = self._out.edges(s, p)
+            if o is not None:
+                keep = oo == o[rows]
+                rows, pp, oo = rows[keep], pp[keep], oo[keep]
+            return rows, s[rows], pp, oo
+        if o is not None:
+            rows, pp, ss = self._in.edges(o, p)
+            return rows, ss, pp, o[rows]
+        if p is not None:
+            return self._out.predicate_edges(p)
+        rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(self))
+        return rows, np.tile(self.s, n_rows), np.tile(self.p, n_rows), np.tile(self.o, n_rows)
+
+    @cached_property
+    def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._out.columns()
+
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
+        """An in-memory copy with the changes (the base itself is read-only)."""
+        return MemoryGraph(self.s, self.p, self.o, unique=True).with_changes(add, remove)

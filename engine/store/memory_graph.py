@@ -1,0 +1,261 @@
+"""An immutable table of triples of integer IDs, indexed for graph exploration.
+
+This is Wukong's key/value layout in arrays. The key ``(vertex, predicate,
+direction)`` maps to the vertex's neighbour list: in the PSO order the rows of
+one ``(predicate, subject)`` key are contiguous and hold the out-neighbours;
+in POS the rows of ``(predicate, object)`` hold the in-neighbours. The index
+vertex ``(0, predicate, dir)`` is the whole predicate range. SPO and OSP serve
+patterns whose predicate is a variable. Each key is located with one
+vectorised ``searchsorted`` for a whole column of bound values, and the
+neighbour lists are expanded with ``np.repeat`` -- no Python loop per row.
+
+Sort orders are built lazily: a table that is only written to (SPARQL Update
+on a small graph) never pays for orders nobody reads.
+
+IDs must be below 2**31 so that ``predicate << 32 | vertex`` is a valid int64
+key; query-local IDs are negative and never match a stored key.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+EMPTY = np.zeros(0, dtype=np.int64)
+#: probe columns longer than this are deduplicated and sorted before the search
+SORTED_PROBE_MIN = 32
+
+
+def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For row i with the half-open range ``[lo[i], hi[i])`` return
+    ``(row index, position)`` pairs for every position in every range."""
+    if len(lo) == 1:  # one bound vertex (a constant): its neighbour list as it is
+        start, end = int(lo[0]), max(int(hi[0]), int(lo[0]))
+        return np.zeros(end - start, dtype=np.int64), np.arange(start, end, dtype=np.int64)
+    counts = np.maximum(hi - lo, 0)
+    total = int(counts.sum())
+    rows = np.repeat(np.arange(len(lo), dtype=np.int64), counts)
+    if total == 0:
+        return rows, EMPTY
+    starts = np.cumsum(counts) - counts
+    positions = np.arange(total, dtype=np.int64) - np.repeat(starts - lo, counts)
+    return rows, positions
+
+
+class DerivedColumns:
+    """``s``/``p``/``o`` for tables whose full columns are derived on demand
+    (a union of members, a memory-mapped CSR): subclasses provide ``_columns``."""
+
+    _columns: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @property
+    def s(self) -> np.ndarray:
+        return self._columns[0]
+
+    @property
+    def p(self) -> np.ndarray:
+        return self._columns[1]
+
+    @property
+    def o(self) -> np.ndarray:
+        return self._columns[2]
+
+
+def _pair_key(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """Composite int64 key of two ID columns; -1 where either is query-local."""
+    key = (high << 32) | low
+    return np.where((high > 0) & (low > 0), key, -1)
+
+
+class _Order:
+    """One sort order of the table: three columns sorted lexicographically."""
+
+    __slots__ = ("first", "second", "third", "key")
+
+    def __init__(self, first: np.ndarray, second: np.ndarray, third: np.ndarray, two_part_key: bool):
+        order = np.lexsort((third, second, first))
+        self.first = first[order]
+        self.second = second[order]
+        self.third = third[order]
+        # the search key: (first, second) packed for PSO/POS, first alone for SPO/OSP
+        self.key = (self.first << 32) | self.second if two_part_key else self.first
+
+    def ranges(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if len(keys) > SORTED_PROBE_MIN:
+            # searchsorted walks sorted probes 5-10x faster than random ones
+            # (measured: 200K probes into 300K keys, 61 ms -> 12 ms), and a join
+            # column usually repeats its values: probe each distinct key once
+            distinct, inverse = np.unique(keys, return_inverse=True)
+            lo = np.searchsorted(self.key, distinct, side="left")[inverse]
+            hi = np.searchsorted(self.key, distinct, side="right")[inverse]
+        else:
+            lo = np.searchsorted(self.key, keys, side="left")
+            hi = np.searchsorted(self.key, keys, side="right")
+        missing = keys < 0
+        if missing.any():
+            hi[missing] = lo[missing]
+        return lo, hi
+
+
+class MemoryGraph:
+    """A set of (s, p, o) ID triples, deduplicated, with lazily built sort orders."""
+
+    def __init__(self, s: np.ndarray, p: np.ndarray, o: np.ndarray, *, unique: bool = False) -> None:
+        s = np.asarray(s, dtype=np.int64)
+        p = np.asarray(p, dtype=np.int64)
+        o = np.asarray(o, dtype=np.int64)
+        if not unique and len(s) > 1:
+            order = np.lexsort((o, s, p))
+            s, p, o = s[order], p[order], o[order]
+            keep = np.ones(len(s), dtype=bool)
+            keep[1:] = (s[1:] != s[:-1]) | (p[1:] != p[:-1]) | (o[1:] != o[:-1])
+            s, p, o = s[keep], p[keep], o[keep]
+        self.s, self.p, self.o = s, p, o
+
+    @classmethod
+    def empty(cls) -> MemoryGraph:
+        return cls(EMPTY, EMPTY, EMPTY, unique=True)
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+    # ------------------------------------------------------------- sort orders
+    @cached_property
+    def pso(self) -> _Order:
+        return _Order(self.p, self.s, self.o, True)
+
+    @cached_property
+    def pos(self) -> _Order:
+        return _Order(self.p, self.o, self.s, True)
+
+    @cached_property
+    def spo(self) -> _Order:
+        return _Order(self.s, self.p, self.o, False)
+
+    @cached_property
+    def osp(self) -> _Order:
+        return _Order(self.o, self.s, self.p, False)
+
+    # ------------------------------------------------------------ cardinality
+    def count(self, s: int | None, p: int | None, o: int | None) -> int:
+        """Exact number of triples matching constants (None = any); the planner's
+        cardinality source."""
+        if any(v is not None and v <= 0 for v in (s, p, o)):
+            return 0
+        if p is not None:
+            if s is not None:
+                lo, hi = self.pso.ranges(np.array([(p << 32) | s]))
+                if o is None:
+                    return int(hi[0] - lo[0])
+                return int(np.count_nonzero(self.pso.third[lo[0] : hi[0]] == o))
+            if o is not None:
+                lo, hi = self.pos.ranges(np.array([(p << 32) | o]))
+                return int(hi[0] - lo[0])
+            lo = np.searchsorted(self.pso.key, p << 32)
+            hi = np.searchsorted(self.pso.key, (p + 1) << 32)
+            return int(hi - lo)
+        if s is not None:
+            lo, hi = self.spo.ranges(np.array([s]))
+            if o is None:
+                return int(hi[0] - lo[0])
+            return int(np.count_nonzero(self.spo.third[lo[0] : hi[0]] == o))
+        if o is not None:
+            lo, hi = self.osp.ranges(np.array([o]))
+            return int(hi[0] - lo[0])
+        return len(self)
+
+    @cached_property
+    def _predicate_stats(self) -> dict[int, tuple[int, int, int]]:
+        """Per predicate: (triples, distinct subjects, distinct objects), the
+        sizes of Wukong's index vertices, computed once per table."""
+        if not len(self):
+            return {}
+        preds, counts = np.unique(self.pso.first, return_counts=True)
+        subject_keys = np.unique(self.pso.key) >> 32
+        object_keys = np.unique(self.pos.key) >> 32
+        _, distinct_s = np.unique(subject_keys, return_counts=True)
+        _, distinct_o = np.unique(object_keys, return_counts=True)
+        return {
+            int(p): (int(n), int(ds), int(do))
+            for p, n, ds, do in zip(preds.tolist(), counts.tolist(), distinct_s.tolist(),
+                                    distinct_o.tolist(), strict=True)
+        }
+
+    def degree_stats(self, p: int | None) -> tuple[int, int, int]:
+        """(triples, distinct subjects, distinct objects) of predicate ``p``, or of
+        the whole table when ``p`` is None: the planner's fan-out estimates."""
+        if p is None:
+            return self._table_stats
+        return self._predicate_stats.get(p, (0, 0, 0))
+
+    @cached_property
+    def _table_stats(self) -> tuple[int, int, int]:
+        if not len(self):
+            return 0, 0, 0
+        return len(self), len(np.unique(self.s)), len(np.unique(self.o))
+
+    # ------------------------------------------------------------ exploration
+    def match(
+        self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Match one triple pattern for each of ``n_rows`` input rows.
+
+        ``s``, ``p``, ``o`` are either None (free) or an ID column of length
+        ``n_rows`` (the value bound in that row). Returns ``(row, s, p, o)``:
+        for every matching triple, the input row it extends and its IDs.
+        """
+        if p is not None:
+            if s is not None:
+                return self._probe(self.pso, _pair_key(p, s), ("p", "s", "o"), o)
+            if o is not None:
+                return self._probe(self.pos, _pair_key(p, o), ("p", "o", "s"), None)
+            lo = np.searchsorted(self.pso.key, np.where(p > 0, p << 32, -1))
+            hi = np.searchsorted(self.pso.key, np.where(p > 0, (p + 1) << 32, -1))
+            return self._expand(self.pso, lo, hi, ("p", "s", "o"), None)
+        if s is not None:
+            return self._probe(self.spo, np.where(s > 0, s, -1), ("s", "p", "o"), o)
+        if o is not None:
+            return self._probe(self.osp, np.where(o > 0, o, -1), ("o", "s", "p"), None)
+        rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(self))
+        tile = np.tile
+        return rows, tile(self.s, n_rows), tile(self.p, n_rows), tile(self.o, n_rows)
+
+    def _probe(self, order: _Order, keys: np.ndarray, names: tuple[str, str, str], check_third):
+        lo, hi = order.ranges(keys)
+        return self._expand(order, lo, hi, names, check_third)
+
+    @staticmethod
+    def _expand(order: _Order, lo, hi, names: tuple[str, str, str], check_third):
+        """Gather the rows of the given ranges; ``check_third`` (a per-input-row
+        column) keeps only triples whose last column equals it."""
+        rows, pos = expand_ranges(lo, hi)
+        cols = {names[0]: order.first[pos], names[1]: order.second[pos], names[2]: order.third[pos]}
+        if check_third is not None:
+            keep = cols[names[2]] == check_third[rows]
+            rows = rows[keep]
+            cols = {k: v[keep] for k, v in cols.items()}
+        return rows, cols["s"], cols["p"], cols["o"]
+
+    # ------------------------------------------------------------------ edits
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
+        """A new table: this one minus ``remove`` plus ``add`` (copy on write, so
+        readers of the old table keep a consistent snapshot)."""
+        s, p, o = self.s, self.p, self.o
+        if remove is not None and len(remove) and len(self):
+            gone = _membership(self, remove)
+            s, p, o = s[~gone], p[~gone], o[~gone]
+        if add is not None and len(add):
+            s = np.concatenate([s, add.s])
+            p = np.concatenate([p, add.p])
+            o = np.concatenate([o, add.o])
+            return MemoryGraph(s, p, o)
+        return MemoryGraph(s, p, o, unique=True)
+
+
+def _membership(table: MemoryGraph, probe: MemoryGraph) -> np.ndarray:
+    """Boolean mask over ``table``'s rows: is the row also in ``probe``?"""
+    rows, s, p, o = probe.match(table.s, table.p, table.o, len(table))
+    mask = np.zeros(len(table), dtype=bool)
+    mask[rows] = True
+    return mask

@@ -1,0 +1,69 @@
+"""A graph made of several disjoint triple tables, read as one.
+
+Two uses: the persistent store as a base table plus small appended deltas
+(an LSM: a stream batch appends a delta instead of rebuilding the base), and
+the default graph of a continuous query as its windows plus the stored
+graphs it names. Members never share a triple (callers guarantee it), so a
+match is just the concatenation of the members' matches and counts add up.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph
+
+
+class UnionGraph(DerivedColumns):
+    """The ``MemoryGraph`` read interface over disjoint member tables."""
+
+    def __init__(self, members: list) -> None:
+        self.members = [m for m in members if len(m)]
+
+    def __len__(self) -> int:
+        return sum(len(m) for m in self.members)
+
+    def count(self, s: int | None, p: int | None, o: int | None) -> int:
+        return sum(m.count(s, p, o) for m in self.members)
+
+    def degree_stats(self, p: int | None) -> tuple[int, int, int]:
+        """Summed over the members (distinct counts are then an upper bound)."""
+        totals = [0, 0, 0]
+        for member in self.members:
+            stats = member.degree_stats(p)
+            for i in range(3):
+                totals[i] += stats[i]
+        return totals[0], totals[1], totals[2]
+
+    def match(self, s, p, o, n_rows: int):
+        parts = [m.match(s, p, o, n_rows) for m in self.members]
+        if not parts:
+            return EMPTY, EMPTY, EMPTY, EMPTY
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(np.concatenate([part[i] for part in parts]) for i in range(4))
+
+    @cached_property
+    def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not self.members:
+            return EMPTY, EMPTY, EMPTY
+        return tuple(np.concatenate([getattr(m, c) for m in self.members]) for c in "spo")
+
+    def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
+        found = np.zeros(len(s), dtype=bool)
+        for member in self.members:
+            rows, *_ = member.match(s, p, o, len(s))
+            found[rows] = True
+        return found
+
+    def materialize(self) -> MemoryGraph:
+        """One table with the same triples (used before edits that delete)."""
+        if len(self.members) == 1 and isinstance(self.members[0], MemoryGraph):
+            return self.members[0]
+        return MemoryGraph(self.s, self.p, self.o, unique=False)
+
+    def with_changes(self, add, remove) -> MemoryGraph:
+        return self.materialize().with_changes(add, remove)

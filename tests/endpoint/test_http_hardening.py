@@ -1,0 +1,98 @@
+"""Hostile or broken requests get a clear 4xx and change nothing."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from engine.api import Store
+from tests.endpoint.sse_client import SSEReader
+
+EX = "http://example.org/"
+
+
+@pytest.fixture
+def url(serve) -> str:
+    store = Store()
+    store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 1 . GRAPH <{EX}g> {{ <{EX}a> <{EX}p> 2 }} }}")
+    return serve(store)
+
+
+def triples(url: str) -> int:
+    query = "SELECT * { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"
+    response = httpx.get(f"{url}/sparql", params={"query": query},
+                         headers={"Accept": "application/sparql-results+json"})
+    return len(response.json()["results"]["bindings"])
+
+
+def test_load_cannot_read_the_servers_files(url, tmp_path):
+    secret = tmp_path / "secret.nt"
+    secret.write_text(f"<{EX}secret> <{EX}is> \"hunter2\" .\n")
+    response = httpx.post(f"{url}/sparql", data={"update": f"LOAD <{secret.as_uri()}> INTO GRAPH <{EX}leak>"})
+    assert response.status_code == 400
+    assert "hunter2" not in response.text and "not allowed" in response.text
+    assert triples(url) == 2
+
+
+def test_a_graph_name_cannot_smuggle_an_update(url):
+    evil = f"{EX}g> ; DROP ALL ; DROP SILENT GRAPH <{EX}x"
+    for method in ("PUT", "POST", "DELETE"):
+        response = httpx.request(method, f"{url}/store", params={"graph": evil}, content=b"",
+                                 headers={"Content-Type": "text/turtle"})
+        assert response.status_code == 400, method
+        assert "not a usable graph IRI" in response.text
+    assert triples(url) == 2
+
+
+def test_malformed_bulk_upload_is_a_400(url):
+    response = httpx.post(f"{url}/store", content=b"<http://a> <http://b> oops <http://g> .",
+                          headers={"Content-Type": "application/n-quads"})
+    assert response.status_code == 400 and "nothing was loaded" in response.text
+    assert triples(url) == 2
+
+
+@pytest.mark.parametrize("definition", [
+    {"iri": 5}, {"graph": "not an iri>"}, {"timing": ["x y"]}, {"timing": "http://p"},
+    {"idle_lag_ms": True}, {"idle": "sometimes"}, {"colour": "blue"},
+])
+def test_bad_stream_definitions_are_refused(url, definition):
+    response = httpx.put(f"{url}/streams/s", json=definition)
+    assert response.status_code == 400, definition
+    assert httpx.get(f"{url}/streams").json()["streams"] == []
+
+
+def test_a_registration_that_is_not_utf8_is_a_400(url):
+    response = httpx.post(f"{url}/queries", content="REGISTER QUERY é".encode("latin-1"),
+                          headers={"Content-Type": "application/sparql-query"})
+    assert response.status_code == 400 and "UTF-8" in response.text
+
+
+def register_counter(url: str) -> None:
+    assert httpx.put(f"{url}/streams/s", json={"iri": f"{EX}s"}).status_code == 201
+    response = httpx.post(f"{url}/queries", headers={"Content-Type": "application/sparql-query"},
+                          content=f"REGISTER QUERY c AS SELECT (COUNT(*) AS ?n) "
+                                  f"FROM STREAM <{EX}s> [RANGE 1s STEP 1s] WHERE {{ ?s ?p ?o }}")
+    assert response.status_code == 201
+
+
+def post(url: str, body: str) -> None:
+    response = httpx.post(f"{url}/streams/s", content=body,
+                          headers={"Content-Type": "application/x-timestamped-ntriples"})
+    assert response.status_code == 202, response.text
+
+
+def test_an_id_from_before_a_reregistration_does_not_hide_events(url):
+    register_counter(url)
+    reader = SSEReader(f"{url}/queries/c/events", last_event_id="50")
+    post(url, f"100 <{EX}a> <{EX}p> \"1\" .\n2000")
+    events = reader.wait_for(2)
+    reader.close()
+    assert [e["sequence"] for e in events] == [1, 2]
+
+
+def test_unregistering_ends_the_event_streams(url):
+    register_counter(url)
+    reader = SSEReader(f"{url}/queries/c/events")
+    assert httpx.delete(f"{url}/queries/c").status_code == 204
+    reader._thread.join(timeout=10)
+    assert not reader._thread.is_alive()

@@ -1,0 +1,200 @@
+"""The Spark bulk load and the memory-mapped store it writes.
+
+The Spark tests run real jobs in local mode on small files, with one session
+for the module. The store tests build CSR shards with the loader's writer and
+check the mapped table against the in-memory MemoryGraph, pattern by pattern.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.api import Store
+from engine.loader.parse_lines import LoadError
+from engine.loader.writer import write_partition
+from engine.rdf.nt_terms import canonical
+from engine.rdf.terms import IRI, BNode, Literal
+from engine.store.layout import DIRECTIONS, Manifest
+from engine.store.mapped_graph import MappedGraph
+from engine.store.memory_graph import MemoryGraph
+from engine.store.term_hash import hash_strings, term_hash
+
+DATA = Path(__file__).parent / "data"
+EX = "http://example.org/"
+
+
+# ------------------------------------------------------------------ no Spark
+def test_vectorised_hash_equals_the_lookup_hash():
+    texts = ["", "a", "abcdefgh", "abcdefghi", "<http://example.org/a-long-iri/with/segments>",
+             '"caf\u00e9 \u2603"@fr', "x" * 1000, "_:b1"]
+    encoded = [t.encode() for t in texts]
+    offsets = np.cumsum([0] + [len(b) for b in encoded])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    assert hash_strings(data, offsets).tolist() == [term_hash(t) for t in texts]
+    assert len(set(hash_strings(data, offsets).tolist())) == len(texts)
+
+
+def test_canonical_spelling_is_the_terms_n3():
+    assert canonical('"caf\\u00E9\\t\\"x\\""^^<http://www.w3.org/2001/XMLSchema#string>') == '"café\t\\"x\\""'
+    assert canonical("<http://example.org/\\u00E9t\\u00E9>") == "<http://example.org/été>"
+    assert canonical('"1"^^<http://www.w3.org/2001/XMLSchema#integer>') == \
+        Literal("1", "http://www.w3.org/2001/XMLSchema#integer").n3()
+
+
+def _write_store(root: Path, s, p, o, shards: int) -> MappedGraph:
+    """Write one default graph with the loader's writer, as the Spark job would."""
+    n_terms = int(max(s.max(), p.max(), o.max()))
+    g = np.zeros(len(s), dtype=np.int64)
+    for d, (vertex, neighbour) in zip(DIRECTIONS, ((s, o), (o, s))):
+        for k in range(shards):
+            sel = vertex % shards == k
+            edges = np.stack([g[sel], vertex[sel], p[sel], neighbour[sel]])
+            write_partition(root, d, k, shards, n_terms, edges)
+    return MappedGraph.open(root, 0, shards, len(MemoryGraph(s, p, o)))
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_base_table_answers_like_triple_table(tmp_path, shards):
+    rng = np.random.default_rng(7)
+    n = 3000
+    s, p, o = rng.integers(1, 300, n), rng.integers(1, 6, n), rng.integers(1, 300, n)
+    s = np.concatenate([s, s[:50]])  # duplicates are dropped
+    p, o = np.concatenate([p, p[:50]]), np.concatenate([o, o[:50]])
+    base, mem = _write_store(tmp_path, s, p, o, shards), MemoryGraph(s, p, o)
+    assert len(base) == len(mem)
+    for probe in [(5, None, None), (None, 2, None), (None, None, 7), (5, 2, None), (None, 3, 9),
+                  (int(s[0]), int(p[0]), int(o[0])), (int(s[0]), None, int(o[0])), (None, None, None),
+                  (5, 99, None), (-1, None, None)]:
+        assert base.count(*probe) == mem.count(*probe), probe
+    for pred in (None, 2, 99):
+        assert base.degree_stats(pred) == mem.degree_stats(pred), pred
+    rows = 40
+    cols = {"s": rng.integers(-2, 300, rows), "p": rng.integers(0, 7, rows), "o": rng.integers(1, 300, rows)}
+    for bound in [("s",), ("p",), ("o",), ("s", "p"), ("p", "o"), ("s", "o"), ("s", "p", "o")]:
+        args = [cols[k] if k in bound else None for k in ("s", "p", "o")]
+        got, want = base.match(*args, rows), mem.match(*args, rows)
+        assert np.all(np.diff(got[0]) >= 0), "rows come back in input order"
+        key = lambda r: sorted(zip(*(a.tolist() for a in r)))  # noqa: E731
+        assert key(got) == key(want), bound
+    assert sorted(zip(base.s.tolist(), base.p.tolist(), base.o.tolist())) == \
+        sorted(zip(mem.s.tolist(), mem.p.tolist(), mem.o.tolist()))
+
+
+# --------------------------------------------------------------------- Spark
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("rivulet-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _load(spark, files, out, **options):
+    from engine.loader.spark_job import LoadOptions, load
+
+    return load(LoadOptions([DATA / f for f in files], out, progress=False, **options), spark)
+
+
+def _answers(store: Store, query: str):
+    """Rows with blank nodes anonymised: labels differ between loaders."""
+    result = store.query(query)
+    if result.form == "ASK":
+        return result.boolean
+    return sorted(tuple("_" if isinstance(t, BNode) else t.n3() if t else None for t in row)
+                  for row in result.rows())
+
+
+QUERIES = [
+    "SELECT ?s ?p ?o WHERE { ?s ?p ?o }",
+    "SELECT ?n WHERE { <http://example.org/alice> <http://xmlns.com/foaf/0.1/name> ?n }",
+    "SELECT ?who ?age WHERE { ?who <http://example.org/age> ?age FILTER(?age > 30) }",
+    "SELECT ?p ?o WHERE { <http://example.org/bob> ?p ?o }",
+    "SELECT ?s ?p WHERE { ?s ?p <http://example.org/alice> }",
+    "SELECT ?a ?c WHERE { ?a <http://xmlns.com/foaf/0.1/knows>/<http://xmlns.com/foaf/0.1/knows> ?c }",
+    "SELECT (SUM(?age) AS ?total) WHERE { ?x <http://example.org/age> ?age }",
+    "SELECT ?x WHERE { ?x <http://example.org/note> \"caf\u00e9\\tand \\\"quotes\\\"\\nnew line\"@fr }",
+    "SELECT ?s WHERE { ?s <http://example.org/\u00e9t\u00e9> \"summer\" }",
+    "SELECT ?l WHERE { <http://example.org/paris> <http://example.org/label> ?l FILTER(lang(?l) = 'en') }",
+    "ASK { ?x <http://xmlns.com/foaf/0.1/name> \"Dan\" }",
+]
+
+
+def test_load_gives_the_same_answers_as_data_loaded_in_memory(spark, tmp_path):
+    report = _load(spark, ["people.nt", "places.ttl"], tmp_path / "store", shards=3)
+    memory = Store()
+    for name in ("people.nt", "places.ttl"):
+        memory.load(DATA / name)
+    assert report.triples == len(memory) == 18
+    assert report.shards == 3 and report.invalid_lines == 0
+    assert report.store_bytes > 0 and report.string_bytes > 0
+    assert sorted(p.name for p in (tmp_path / "store" / "shards").iterdir()) == ["0", "1", "2"]
+    opened = Store.open(tmp_path / "store")
+    assert len(opened) == 18
+    for query in QUERIES:
+        assert _answers(opened, query) == _answers(memory, query), query
+    # the overlay: updates after open work, new terms included
+    opened.update('INSERT DATA { <http://example.org/zoe> <http://example.org/age> 51 }')
+    assert ("<http://example.org/zoe>",) in _answers(
+        opened, "SELECT ?x WHERE { ?x <http://example.org/age> ?a FILTER(?a > 50) }")
+
+
+def test_blank_nodes_of_different_files_stay_apart(spark, tmp_path):
+    _load(spark, ["people.nt", "people.nt"], tmp_path / "store")
+    opened = Store.open(tmp_path / "store")
+    carols = _answers(opened, 'SELECT ?c WHERE { ?c <http://xmlns.com/foaf/0.1/name> "Carol" }')
+    assert len(carols) == 2
+
+
+def test_quads_and_graph_option(spark, tmp_path):
+    _load(spark, ["graphs.nq"], tmp_path / "store", graph=EX + "g0")
+    opened = Store.open(tmp_path / "store")
+    assert sorted(g.value for g in opened.named_graphs()) == [EX + "g0", EX + "g1", EX + "g2"]
+    rows = _answers(opened, "SELECT ?g ?w WHERE { GRAPH ?g { ?s <http://example.org/says> ?w } }")
+    assert rows == [(f"<{EX}g0>", '"yo"'), (f"<{EX}g1>", '"hello"'), (f"<{EX}g1>", '"hey"'),
+                    (f"<{EX}g2>", '"hi"')]
+    assert _answers(opened, "SELECT ?s WHERE { ?s ?p ?o }") == []
+
+
+def test_a_bad_line_aborts_with_file_and_line(spark, tmp_path):
+    with pytest.raises(LoadError, match=r"broken\.nt:4: malformed"):
+        _load(spark, ["broken.nt"], tmp_path / "store")
+    assert list(tmp_path.iterdir()) == [], "a failed load leaves nothing behind"
+
+
+def test_skip_invalid_counts_and_reports(spark, tmp_path):
+    report = _load(spark, ["broken.nt"], tmp_path / "store", skip_invalid=True)
+    assert report.invalid_lines == 2 and report.triples == 3
+    assert sorted(s.split(": ")[0].rsplit("/", 1)[-1] for s in report.invalid_samples) == \
+        ["broken.nt:4", "broken.nt:6"]
+    assert Manifest.read(tmp_path / "store").invalid_lines == 2
+    opened = Store.open(tmp_path / "store")
+    assert opened.terms.lookup(Literal("two")) > 0
+    assert opened.terms.lookup(IRI(EX + "nowhere")) == 0
+    # stream terms go to the overlay and can be freed; loaded terms never are
+    terms = opened.terms
+    loaded, fresh = terms.lookup(Literal("two")), terms.encode_transient(IRI(EX + "reading/1"))
+    assert terms.encode_transient(Literal("two")) == loaded and fresh > len(terms) - 1 > loaded
+    assert terms.decode(fresh) == IRI(EX + "reading/1") and terms.lookup_pinned(IRI(EX + "reading/1")) == 0
+    ids = np.array([loaded, fresh])
+    terms.hold(ids)
+    assert terms.release(ids) == 1 and terms.lookup(IRI(EX + "reading/1")) == 0
+    assert terms.decode(loaded) == Literal("two")
+
+
+def test_existing_output_is_not_overwritten(spark, tmp_path):
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "keep.txt").write_text("mine")
+    with pytest.raises(LoadError, match="already exists"):
+        _load(spark, ["people.nt"], tmp_path / "store")
+    assert (tmp_path / "store" / "keep.txt").read_text() == "mine"
