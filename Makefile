@@ -25,7 +25,7 @@ conformance: install
 
 # the endpoint on http://127.0.0.1:8000/sparql with the demo dataset loaded
 run: install
-	$(VENV)/bin/rivulet serve --data endpoint/demo/rivers.trig
+	$(VENV)/bin/rivulet serve --demo
 
 bench: install
 	$(PY) -m benchmarks.parse_time

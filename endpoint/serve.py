@@ -10,6 +10,7 @@ from pathlib import Path
 import uvicorn
 
 from endpoint.app import create_app
+from endpoint.demo import RIVERS as DEMO_DATA
 from endpoint.settings import Settings
 from engine.api import Store
 
@@ -27,6 +28,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--data", action="append", default=[], metavar="FILE",
                        help="RDF file to load at start (repeatable; syntax from the suffix; "
                             ".trig and .nq fill named graphs)")
+    serve.add_argument("--demo", action="store_true",
+                       help="load the demo dataset installed with the package (European rivers and "
+                            "gauge readings; what 'make run' serves)")
     serve.add_argument("--store", metavar="DIR", help="open a store written by 'rivulet load'")
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -44,12 +48,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.set_defaults(run=run)
 
 
+def data_files(args: argparse.Namespace) -> list[Path]:
+    """The files to load at start: each --data, then the installed demo dataset with --demo."""
+    return [Path(name) for name in args.data] + ([DEMO_DATA] if args.demo else [])
+
+
 def build_store(args: argparse.Namespace) -> Store:
-    """The store the options describe: opened from --store, then --data added."""
+    """The store the options describe: opened from --store, then --data (and --demo) added."""
     store = Store.open(args.store) if args.store else Store()
-    for name in args.data:
-        count = store.load(Path(name))
-        log.info("loaded %d triples from %s", count, name)
+    for path in data_files(args):
+        count = store.load(path)
+        log.info("loaded %d triples from %s", count, path)
     for alias in args.service_alias:
         iri, sep, url = alias.partition("=")
         if not sep or not iri or not url:
