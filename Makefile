@@ -23,7 +23,8 @@ test: lint
 conformance: install
 	$(PY) -m tests.harness.w3c
 
-# the endpoint on http://127.0.0.1:8000/sparql with the demo dataset loaded
+# the console on http://127.0.0.1:8000/ and the endpoint on /sparql, with the demo
+# dataset (endpoint/demo/rivers.trig, installed with the package) loaded
 run: install
 	$(VENV)/bin/rivulet serve --demo
 

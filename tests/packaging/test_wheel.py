@@ -50,8 +50,9 @@ def _installed_version(name: str) -> tuple[int, ...] | None:
 
 def _why_no_build() -> str | None:
     """Why this environment cannot build a wheel offline, or None when it can."""
-    if _installed_version("pip") is None:
-        return "pip is not installed in this environment"
+    pip = _installed_version("pip")
+    if pip is None or pip < (22, 3):
+        return "pip >= 22.3 (for 'pip --python') is not installed in this environment"
     setuptools = _installed_version("setuptools")
     if setuptools is None:
         return "setuptools is not installed in this environment"
