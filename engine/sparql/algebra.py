@@ -166,7 +166,7 @@ class TriplePattern:
 
 @dataclass(frozen=True, slots=True)
 class BGP:
-    """A basic graph pattern (possibly empty: the unit table)."""
+    """A basic graph pattern (possibly empty: the one solution that binds nothing)."""
 
     triples: tuple[TriplePattern, ...]
 

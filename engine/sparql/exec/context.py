@@ -1,7 +1,7 @@
 """What the operators of one query execution share, and the one way to run a node.
 
 An operator is a function ``(node, cx) -> Solutions`` for one algebra class;
-the table of them is built by :mod:`engine.sparql.exec.executor` and handed
+the dispatch table of them is built by :mod:`engine.sparql.exec.executor` and handed
 to the context, so operator modules only depend on this module, never on
 each other's dispatch. :meth:`ExecutionContext.run` polls ``should_stop``
 before every operator: a query over its time limit or whose client went away

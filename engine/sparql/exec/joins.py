@@ -39,7 +39,7 @@ def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
 
 
 def left_join(node: A.LeftJoin, cx: ExecutionContext) -> Solutions:
-    """OPTIONAL, with the optional group's FILTER as the join condition."""
+    """OPTIONAL, with the FILTER of the optional graph pattern as the join condition."""
     left = cx.run(node.left)
     if not left.length:
         return Solutions.empty(list(dict.fromkeys([*left.columns, *_pattern_vars(node.right)])))
