@@ -27,14 +27,19 @@ import numpy as np
 from engine.rdf.documents import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
 from engine.rdf.terms import IRI, Term
 from engine.sparql import algebra as A
-from engine.sparql.exec.dataset import build_dataset
-from engine.sparql.exec.executor import Executor, QueryCancelled
-from engine.sparql.exec.forms import construct, describe
-from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.service import ServiceClient
-from engine.sparql.exec.solutions import Solutions
-from engine.sparql.exec.update import UpdateError, UpdateRunner
-from engine.sparql.expr.evaluate import EvalContext
+from engine.sparql.exec import (
+    Executor,
+    QueryCancelled,
+    QueryTerms,
+    ServiceClient,
+    Solutions,
+    UpdateError,
+    UpdateRunner,
+    build_dataset,
+    construct,
+    describe,
+)
+from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import parse_query, parse_update
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
 
@@ -48,34 +53,34 @@ ROW_CHUNK = 4096
 class QueryResult:
     """The answer of one query; terms are decoded only when read."""
 
-    def __init__(self, form: str, terms: QueryTerms, table: Solutions | None = None,
+    def __init__(self, form: str, terms: QueryTerms, solutions: Solutions | None = None,
                  variables: list[str] | None = None, boolean: bool | None = None,
                  triples: list[tuple[Term, Term, Term]] | None = None) -> None:
         self.form = form
         self._terms = terms
-        self._table = table
+        self._solutions = solutions
         self.variables = variables or []
         self.boolean = boolean
         self._triples = triples
 
     def __len__(self) -> int:
-        if self._table is not None:
-            return self._table.length
+        if self._solutions is not None:
+            return self._solutions.length
         return len(self._triples or [])
 
     def rows(self) -> Iterator[tuple[Term | None, ...]]:
         """SELECT rows in result order, one term (or None when unbound) per
         variable. Decoded a chunk at a time, so a large result is never held
         in memory as terms all at once."""
-        table = self._table
-        if table is None:
+        solutions = self._solutions
+        if solutions is None:
             return
         if not self.variables:
-            yield from iter([()] * table.length)
+            yield from iter([()] * solutions.length)
             return
-        columns = [table.column(v) for v in self.variables]
+        columns = [solutions.column(v) for v in self.variables]
         decode = self._terms.decode_column
-        for start in range(0, table.length, ROW_CHUNK):
+        for start in range(0, solutions.length, ROW_CHUNK):
             chunk = [decode(c[start : start + ROW_CHUNK]) for c in columns]
             yield from zip(*chunk, strict=True)
 
@@ -185,11 +190,11 @@ class Store:
     def triples(self, graph: str | None = None) -> Iterator[tuple[Term, Term, Term]]:
         snapshot = self._store.snapshot()
         gid = DEFAULT_GRAPH if graph is None else self._store.terms.lookup(IRI(graph))
-        table = snapshot.graph(gid) if (graph is None or gid) else None
-        if table is None:
+        stored = snapshot.graph(gid) if (graph is None or gid) else None
+        if stored is None:
             return iter(())
         decode = self._store.terms.decode_many
-        return zip(decode(table.s), decode(table.p), decode(table.o), strict=True)
+        return zip(decode(stored.s), decode(stored.p), decode(stored.o), strict=True)
 
     def __len__(self) -> int:
         return sum(len(t) for t in self._store.snapshot().graphs.values())
@@ -232,14 +237,15 @@ class Store:
         else:
             dataset = build_dataset(snapshot, terms)
         executor = Executor(terms, dataset, EvalContext(base=query.base), self._service, should_stop)
-        table = executor.run(query.pattern)
+        solutions = executor.run(query.pattern)
         if query.form == "SELECT":
-            return QueryResult("SELECT", terms, table, [v.name for v in query.variables])
+            return QueryResult("SELECT", terms, solutions, [v.name for v in query.variables])
         if query.form == "ASK":
-            return QueryResult("ASK", terms, boolean=table.length > 0)
+            return QueryResult("ASK", terms, boolean=solutions.length > 0)
         if query.form == "CONSTRUCT":
-            return QueryResult("CONSTRUCT", terms, triples=construct(query.template, table, terms))
-        return QueryResult("DESCRIBE", terms, triples=describe(query.describe, table, terms, dataset.default))
+            return QueryResult("CONSTRUCT", terms, triples=construct(query.template, solutions, terms))
+        return QueryResult("DESCRIBE", terms,
+                           triples=describe(query.describe, solutions, terms, dataset.default))
 
     # ---------------------------------------------------------------- update
     def update(self, text: str, base: str | None = None, using_graphs: list[str] | None = None,

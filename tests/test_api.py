@@ -8,8 +8,7 @@ import pytest
 
 from engine.api import Store
 from engine.rdf.terms import IRI, Literal
-from engine.sparql.exec.service import ServiceError
-from engine.sparql.exec.update import UpdateError
+from engine.sparql.exec import ServiceError, UpdateError
 from engine.sparql.results.dispatch import write_select
 from engine.sparql.syntax import SparqlSyntaxError
 

@@ -1,15 +1,15 @@
 """The SPARQL algebra: the contract between the parser and the executor.
 
 The parser turns query text into these nodes following the translation of
-SPARQL 1.1 section 18.2 (group graph patterns become Join/LeftJoin/Filter/...,
-aggregates are lifted into a Group node, the solution modifiers wrap the
+SPARQL 1.1 section 18.2 (graph patterns ``{ ... }`` become Join/LeftJoin/Filter/...,
+aggregates are lifted into a GroupBy node, the solution modifiers wrap the
 pattern in the order ToList, OrderBy, Project, Distinct/Reduced, Slice). The
 executor evaluates them; the planner may reorder what it is allowed to.
 
 Conventions:
 - Terms are :mod:`engine.rdf.terms` objects; variables are ``Variable``.
 - Aggregates in SELECT/HAVING/ORDER BY are replaced by fresh variables named
-  ``.aggN`` bound by the ``Group`` node (a dot cannot start a user variable).
+  ``.aggN`` bound by the ``GroupBy`` node (a dot cannot start a user variable).
 - Blank nodes in query patterns are turned into variables named ``.bN``
   (they are non-distinguished variables); blank nodes in CONSTRUCT templates
   and INSERT templates stay ``BNode`` (fresh per solution).
@@ -166,7 +166,7 @@ class TriplePattern:
 
 @dataclass(frozen=True, slots=True)
 class BGP:
-    """A basic graph pattern (possibly empty: the unit table)."""
+    """A basic graph pattern (possibly empty: the one solution that binds nothing)."""
 
     triples: tuple[TriplePattern, ...]
 
@@ -190,7 +190,7 @@ class Join:
 
 @dataclass(frozen=True, slots=True)
 class LeftJoin:
-    """OPTIONAL; ``condition`` is the FILTER inside the optional group, if any."""
+    """OPTIONAL; ``condition`` is the FILTER inside the optional graph pattern, if any."""
 
     left: Pattern
     right: Pattern
@@ -252,7 +252,7 @@ class Values:
 @dataclass(frozen=True, slots=True)
 class Service:
     """``SERVICE [SILENT] endpoint { pattern }``; ``query_text`` is the text
-    of a SELECT query equivalent to the inner group, to send to the endpoint
+    of a SELECT query equivalent to the inner graph pattern, to send to the endpoint
     (the parser builds it from the original text, prefixes included)."""
 
     endpoint: IRI | Variable
@@ -262,7 +262,7 @@ class Service:
 
 
 @dataclass(frozen=True, slots=True)
-class Group:
+class GroupBy:
     """GROUP BY plus aggregation. ``keys`` are (expr, var-or-None); a key
     ``GROUP BY (expr AS ?v)`` binds ``?v``, a plain ``GROUP BY ?v`` is
     ``(VarExpr(v), v)``. ``aggregates`` bind the ``.aggN`` variables. With no
@@ -307,7 +307,7 @@ class Slice:
 
 Pattern = (
     BGP | PathPattern | Join | LeftJoin | Filter | Union_ | Minus | Graph | Window | Extend | Values
-    | Service | Group | OrderBy | Project | Distinct | Reduced | Slice
+    | Service | GroupBy | OrderBy | Project | Distinct | Reduced | Slice
 )
 
 

@@ -1,0 +1,42 @@
+"""Execution: the solutions of an algebra tree over one snapshot of the store.
+
+:class:`Executor` runs a pattern; it dispatches each algebra node to its
+operator (one module per operator or small family: :mod:`.bgp`,
+:mod:`.paths`, :mod:`.joins`, :mod:`.filter`, :mod:`.extend`,
+:mod:`.graphs`, :mod:`.values`, :mod:`.service`, :mod:`.group_by`,
+:mod:`.order_by`, :mod:`.modifiers`, :mod:`.slice`, :mod:`.exists`), each
+taking the node and the shared :class:`ExecutionContext`, which checks for
+cancellation before every operator. Solutions are ID columns
+(:mod:`.solutions`) over the query's terms (:mod:`.query_terms`) and the
+query dataset (:mod:`.dataset`); :mod:`.evaluation` bridges them to the
+expression evaluator. The query forms CONSTRUCT and DESCRIBE (:mod:`.forms`)
+and SPARQL Update (:mod:`.update`) build on the executor.
+"""
+
+from engine.sparql.exec.context import ExecutionContext, QueryCancelled, ServiceCall
+from engine.sparql.exec.dataset import QueryDataset, build_dataset, merged
+from engine.sparql.exec.executor import OPERATORS, Executor
+from engine.sparql.exec.forms import construct, describe
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.exec.service import ServiceClient, ServiceError
+from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.update import UpdateError, UpdateRunner
+
+__all__ = [
+    "OPERATORS",
+    "ExecutionContext",
+    "Executor",
+    "QueryCancelled",
+    "QueryDataset",
+    "QueryTerms",
+    "ServiceCall",
+    "ServiceClient",
+    "ServiceError",
+    "Solutions",
+    "UpdateError",
+    "UpdateRunner",
+    "build_dataset",
+    "construct",
+    "describe",
+    "merged",
+]

@@ -1,29 +1,43 @@
-"""Building the RDF dataset of a query or update from a store snapshot."""
+"""The RDF dataset a query runs against, and building it from a store snapshot."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from engine.rdf.terms import IRI
-from engine.sparql.exec.executor import QueryDataset
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.store.memory_graph import MemoryGraph
 from engine.store.quad_store import DEFAULT_GRAPH, Snapshot
 
 
-def merged(tables: list[MemoryGraph]) -> MemoryGraph:
+class QueryDataset:
+    """The RDF dataset a query runs against: one default graph and named graphs;
+    for an RSP-QL continuous query also its windows, by window IRI."""
+
+    def __init__(
+        self,
+        default: MemoryGraph,
+        named: dict[int, MemoryGraph],
+        windows: dict[IRI, MemoryGraph] | None = None,
+    ) -> None:
+        self.default = default
+        self.named = named
+        self.windows = windows or {}
+
+
+def merged(graphs: list[MemoryGraph]) -> MemoryGraph:
     """The RDF merge of several graphs (IDs are global, so a plain union).
     Merging two or more copies their triples: a continuous query with several
     ``FROM`` graphs pays that per window (one graph is read in place)."""
-    tables = [t for t in tables if len(t)]
-    if not tables:
+    graphs = [g for g in graphs if len(g)]
+    if not graphs:
         return MemoryGraph.empty()
-    if len(tables) == 1:
-        return tables[0]
+    if len(graphs) == 1:
+        return graphs[0]
     return MemoryGraph(
-        np.concatenate([t.s for t in tables]),
-        np.concatenate([t.p for t in tables]),
-        np.concatenate([t.o for t in tables]),
+        np.concatenate([g.s for g in graphs]),
+        np.concatenate([g.p for g in graphs]),
+        np.concatenate([g.o for g in graphs]),
     )
 
 

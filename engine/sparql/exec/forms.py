@@ -1,4 +1,4 @@
-"""Building the answers of CONSTRUCT and DESCRIBE from a solution table."""
+"""Building the answers of CONSTRUCT and DESCRIBE from the solutions of the pattern."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
+from engine.store.memory_graph import MemoryGraph
 
 
-def construct(template: tuple[A.TriplePattern, ...], table: Solutions, terms: QueryTerms) -> list:
+def construct(template: tuple[A.TriplePattern, ...], solutions: Solutions, terms: QueryTerms) -> list:
     """Instantiate a CONSTRUCT template for every solution; a blank node of the
     template is a fresh blank node per solution; ill-formed triples are left out.
     Duplicates are removed on IDs, so each distinct triple is decoded once."""
-    n = table.length
+    n = solutions.length
     if not n:
         return []
     fresh: dict[BNode, np.ndarray] = {}
@@ -23,7 +24,7 @@ def construct(template: tuple[A.TriplePattern, ...], table: Solutions, terms: Qu
         cols = []
         for t in (pattern.subject, pattern.predicate, pattern.object):
             if isinstance(t, Variable):
-                cols.append(table.column(t.name))
+                cols.append(solutions.column(t.name))
             elif isinstance(t, BNode):
                 if t not in fresh:
                     fresh[t] = terms.encode_column([fresh_bnode() for _ in range(n)])
@@ -44,13 +45,13 @@ def construct(template: tuple[A.TriplePattern, ...], table: Solutions, terms: Qu
                     terms.decode_column(triples[:, 2]), strict=True))
 
 
-def describe(targets, table: Solutions, terms: QueryTerms, graph) -> list:
+def describe(targets, solutions: Solutions, terms: QueryTerms, graph: MemoryGraph) -> list:
     """DESCRIBE: the triples whose subject is a described resource, followed
     through blank-node objects (a concise bounded description)."""
     ids: set[int] = set()
     for t in targets:
         if isinstance(t, Variable):
-            ids.update(int(i) for i in table.column(t.name).tolist() if i > 0)
+            ids.update(int(i) for i in solutions.column(t.name).tolist() if i > 0)
         else:
             found = terms.encode(t)
             if found > 0:

@@ -15,10 +15,70 @@ import numpy as np
 
 from engine.rdf.terms import XSD_INTEGER, Literal
 from engine.sparql import algebra as A
+from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.evaluation import decoded_rows, encoded_values
+from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.sparql.expr.aggregates import canonical_number
+from engine.sparql.expr import ExprError, expression_variables
+from engine.sparql.expr.aggregates import canonical_number, compute_aggregate
 from engine.sparql.expr.operators import arithmetic
 from engine.sparql.expr.xsd import DOUBLE, INTEGER, integer_literal, number_literal, numeric
+
+
+def group_by(node: A.GroupBy, cx: ExecutionContext) -> Solutions:
+    """The GROUP BY operator: one solution per group, binding the visible
+    keys and the aggregates' ``.aggN`` variables."""
+    solutions = cx.run(node.pattern)
+    key_names: list[str] = []
+    key_columns: list[np.ndarray] = []
+    for i, (expr, var) in enumerate(node.keys):
+        key_names.append(var.name if var is not None else f".key{i}")
+        if isinstance(expr, A.VarExpr):
+            key_columns.append(solutions.column(expr.var.name))
+        else:
+            key_columns.append(encoded_values(expr, solutions, cx))
+    visible = [k for k in key_names if not k.startswith(".key")]
+    if key_names and not solutions.length:
+        return Solutions.empty([*visible, *(v.name for v, _ in node.aggregates)])
+    first, group_of = group_ids(key_columns, solutions.length)
+    n_groups = len(first)
+    out = {k: c[first] for k, c in zip(key_names, key_columns, strict=True) if not k.startswith(".key")}
+    members: list[list[dict]] | None = None
+    for var, agg in node.aggregates:
+        counts = fast_count(agg, solutions, group_of, n_groups)
+        if counts is not None:
+            out[var.name] = count_literals(counts, cx.terms.encode_column)
+            continue
+        numbers = fast_numeric(agg, solutions, group_of, n_groups, cx.terms)
+        if numbers is not None:
+            out[var.name] = cx.terms.encode_column(numbers)
+            continue
+        if members is None:
+            members = _group_members(node, solutions, group_of, n_groups, cx)
+        values = []
+        for group_rows in members:
+            cx.ctx.new_row()
+            try:
+                values.append(compute_aggregate(agg, group_rows, cx.ctx))
+            except ExprError:
+                values.append(None)
+        out[var.name] = cx.terms.encode_column(values)
+    return Solutions(out, n_groups)
+
+
+def _group_members(
+    node: A.GroupBy, solutions: Solutions, group_of: np.ndarray, n_groups: int, cx: ExecutionContext
+) -> list[list[dict]]:
+    """Decoded rows per group, with only the variables the aggregates read."""
+    needed: set[str] | None = set()
+    for _, agg in node.aggregates:
+        names = expression_variables(agg.expr) if agg.expr is not None else set(solutions.columns)
+        needed = None if (names is None or needed is None) else needed | names
+    rows = decoded_rows(solutions, cx.terms, None if needed is None else sorted(needed))
+    members: list[list[dict]] = [[] for _ in range(n_groups)]
+    for row, g in zip(rows, group_of.tolist(), strict=True):
+        members[g].append(row)
+    return members
 
 
 def group_ids(key_columns: list[np.ndarray], length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +93,9 @@ def group_ids(key_columns: list[np.ndarray], length: int) -> tuple[np.ndarray, n
     return first, group_of.reshape(-1)
 
 
-def fast_count(agg: A.Aggregate, table: Solutions, group_of: np.ndarray, n_groups: int) -> np.ndarray | None:
+def fast_count(
+    agg: A.Aggregate, solutions: Solutions, group_of: np.ndarray, n_groups: int
+) -> np.ndarray | None:
     """Counts per group for COUNT(*) and COUNT([DISTINCT] ?var); None otherwise."""
     if agg.name != "COUNT":
         return None
@@ -41,7 +103,7 @@ def fast_count(agg: A.Aggregate, table: Solutions, group_of: np.ndarray, n_group
         return None if agg.distinct else np.bincount(group_of, minlength=n_groups)
     if not isinstance(agg.expr, A.VarExpr):
         return None
-    column = table.column(agg.expr.var.name)
+    column = solutions.column(agg.expr.var.name)
     bound = column != 0
     if not agg.distinct:
         return np.bincount(group_of[bound], minlength=n_groups)
@@ -61,7 +123,7 @@ _EXACT_FLOAT_INTEGERS = 2.0**53
 
 
 def fast_numeric(
-    agg: A.Aggregate, table: Solutions, group_of: np.ndarray, n_groups: int, terms
+    agg: A.Aggregate, solutions: Solutions, group_of: np.ndarray, n_groups: int, terms: QueryTerms
 ) -> list | None:
     """SUM, AVG, MIN or MAX of ``?var`` for all groups at once, when every bound
     value is a valid number; None when the general path is needed (DISTINCT,
@@ -71,7 +133,7 @@ def fast_numeric(
     follows SPARQL's promotion, found from the distinct terms only."""
     if agg.name not in ("SUM", "AVG", "MIN", "MAX") or agg.distinct or not isinstance(agg.expr, A.VarExpr):
         return None
-    column = table.column(agg.expr.var.name)
+    column = solutions.column(agg.expr.var.name)
     bound = column != 0
     ids, groups = column[bound], group_of[bound]
     values = terms.numbers(ids)

@@ -14,6 +14,7 @@ import numpy as np
 
 from engine.rdf.terms import Variable
 from engine.sparql import algebra as A
+from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.store.memory_graph import EMPTY, MemoryGraph
@@ -112,6 +113,11 @@ def _repeat(path: A.PathRepeat, nodes, backward: bool, graph: MemoryGraph, terms
 
 def _all_nodes(graph: MemoryGraph) -> np.ndarray:
     return np.unique(np.concatenate([graph.s, graph.o]))
+
+
+def path_pattern(node: A.PathPattern, cx: ExecutionContext) -> Solutions:
+    """The property path operator, over the active graph."""
+    return evaluate_path(node, cx.active, cx.terms)
 
 
 def evaluate_path(node: A.PathPattern, graph: MemoryGraph, terms: QueryTerms) -> Solutions:

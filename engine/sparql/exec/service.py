@@ -1,13 +1,22 @@
-"""SERVICE: evaluate part of a query at a remote SPARQL endpoint over HTTP."""
+"""SERVICE: evaluate part of a query at a remote SPARQL endpoint over HTTP.
+
+The operator hands the node to the query's service client (an
+:class:`ServiceClient` in production, anything with its call shape in
+tests); ``SERVICE ?endpoint`` calls every endpoint the solutions on its left
+bind, each once.
+"""
 
 from __future__ import annotations
 
 import httpx
 import numpy as np
 
+from engine.rdf.terms import IRI
 from engine.sparql import algebra as A
+from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.solutions import Solutions, concat
+from engine.sparql.expr import ExprError
 from engine.sparql.results.dispatch import read_select
 
 ACCEPT = "application/sparql-results+json, application/sparql-results+xml;q=0.9"
@@ -15,6 +24,8 @@ ACCEPT = "application/sparql-results+json, application/sparql-results+xml;q=0.9"
 
 class ServiceError(Exception):
     """The remote endpoint failed or answered something unusable."""
+
+    status = 502
 
 
 class ServiceClient:
@@ -29,7 +40,7 @@ class ServiceClient:
         self.endpoints = dict(endpoints or {})
 
     def __call__(self, node: A.Service, terms: QueryTerms) -> Solutions:
-        if not isinstance(node.endpoint, A.IRI):
+        if not isinstance(node.endpoint, IRI):
             if node.silent:
                 return Solutions.unit()
             raise ServiceError("SERVICE with a variable endpoint is not supported")
@@ -58,3 +69,27 @@ class ServiceClient:
             for i, v in enumerate(variables)
         }
         return Solutions(columns, len(rows))
+
+
+def service(node: A.Service, cx: ExecutionContext) -> Solutions:
+    """The SERVICE operator: the remote solutions of the node's pattern."""
+    if cx.service_client is None:
+        raise ExprError("SERVICE is not available in this context")
+    return cx.service_client(node, cx.terms)
+
+
+def services_of(node: A.Service, left: Solutions, cx: ExecutionContext) -> Solutions:
+    """``SERVICE ?endpoint``: call each endpoint IRI the rows so far bind
+    (SPARQL 1.1 Federated Query leaves an unbound endpoint an error)."""
+    var = node.endpoint.name
+    endpoints = np.unique(left.column(var))
+    parts = []
+    decoded = cx.terms.decode_column(endpoints)
+    for endpoint_id, endpoint in zip(endpoints.tolist(), decoded, strict=True):
+        if not isinstance(endpoint, IRI):
+            if node.silent:
+                continue
+            raise ExprError(f"SERVICE ?{var}: the endpoint is {endpoint!r}, not an IRI")
+        part = service(A.Service(endpoint, node.pattern, node.silent, node.query_text), cx)
+        parts.append(part.with_column(var, np.full(part.length, endpoint_id, dtype=np.int64)))
+    return concat(parts) if parts else Solutions.empty([var])

@@ -1,4 +1,4 @@
-"""Solution tables: columns of term IDs, one per variable; 0 means unbound.
+"""Solutions: columns of term IDs, one per variable; 0 means unbound.
 
 All relational steps of the executor (join, left join, minus, union,
 distinct) work on whole columns with NumPy. Rows that carry unbound values in
@@ -45,7 +45,7 @@ class Solutions:
         return Solutions({v: c[keep] for v, c in self.columns.items()}, int(np.count_nonzero(keep)))
 
     def column(self, var: str) -> np.ndarray:
-        """The column of ``var``; all-unbound when the table does not have it."""
+        """The column of ``var``; all-unbound when these solutions do not bind it."""
         col = self.columns.get(var)
         return col if col is not None else np.zeros(self.length, dtype=np.int64)
 
@@ -58,18 +58,18 @@ class Solutions:
         return Solutions({v: self.column(v) for v in variables}, self.length)
 
 
-def concat(tables: list[Solutions]) -> Solutions:
-    """Bag union; a variable missing from a table is unbound in its rows."""
-    tables = [t for t in tables if t.length] or tables[:1]
-    if not tables:
+def concat(parts: list[Solutions]) -> Solutions:
+    """Bag union; a variable missing from a part is unbound in its rows."""
+    parts = [p for p in parts if p.length] or parts[:1]
+    if not parts:
         return Solutions.empty()
-    if len(tables) == 1:
-        return tables[0]
+    if len(parts) == 1:
+        return parts[0]
     names: dict[str, None] = {}
-    for t in tables:
-        names.update(dict.fromkeys(t.columns))
-    columns = {v: np.concatenate([t.column(v) for t in tables]) for v in names}
-    return Solutions(columns, sum(t.length for t in tables))
+    for p in parts:
+        names.update(dict.fromkeys(p.columns))
+    columns = {v: np.concatenate([p.column(v) for p in parts]) for v in names}
+    return Solutions(columns, sum(p.length for p in parts))
 
 
 def cross(left: Solutions, right: Solutions) -> Solutions:
@@ -79,7 +79,7 @@ def cross(left: Solutions, right: Solutions) -> Solutions:
 
 
 def merge(left: Solutions, right: Solutions, lidx: np.ndarray, ridx: np.ndarray) -> Solutions:
-    """The table of merged row pairs; a shared variable takes the bound side."""
+    """The solutions of merged row pairs; a shared variable takes the bound side."""
     columns = {v: c[lidx] for v, c in left.columns.items()}
     for v, c in right.columns.items():
         rc = c[ridx]
@@ -173,11 +173,12 @@ def left_outer(left: Solutions, joined: Solutions, lidx: np.ndarray) -> Solution
     return concat([joined, rest]) if joined.length else _widen(rest, joined)
 
 
-def _widen(table: Solutions, like: Solutions) -> Solutions:
-    columns = dict(table.columns)
+def _widen(solutions: Solutions, like: Solutions) -> Solutions:
+    """``solutions`` with an all-unbound column for each variable only ``like`` has."""
+    columns = dict(solutions.columns)
     for v in like.columns:
-        columns.setdefault(v, np.zeros(table.length, dtype=np.int64))
-    return Solutions(columns, table.length)
+        columns.setdefault(v, np.zeros(solutions.length, dtype=np.int64))
+    return Solutions(columns, solutions.length)
 
 
 def minus(left: Solutions, right: Solutions) -> Solutions:
@@ -194,12 +195,12 @@ def minus(left: Solutions, right: Solutions) -> Solutions:
     return left.mask(~drop)
 
 
-def distinct(table: Solutions) -> Solutions:
+def distinct(solutions: Solutions) -> Solutions:
     """Keep the first occurrence of every distinct row, in order."""
-    if table.length <= 1:
-        return table
-    if not table.columns:
+    if solutions.length <= 1:
+        return solutions
+    if not solutions.columns:
         return Solutions({}, 1)
-    stacked = np.stack(list(table.columns.values()), axis=1)
+    stacked = np.stack(list(solutions.columns.values()), axis=1)
     _, first = np.unique(stacked, axis=0, return_index=True)
-    return table.take(np.sort(first))
+    return solutions.take(np.sort(first))

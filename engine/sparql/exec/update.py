@@ -13,25 +13,30 @@ import numpy as np
 
 from engine.rdf.terms import IRI, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
 from engine.sparql import algebra as A
+from engine.sparql.exec.context import ServiceCall
 from engine.sparql.exec.dataset import build_dataset
 from engine.sparql.exec.executor import Executor
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.sparql.expr.evaluate import EvalContext
+from engine.sparql.expr import EvalContext
 from engine.store.quad_store import DEFAULT_GRAPH, Transaction
 
 
 class UpdateError(Exception):
     """An update operation that cannot be applied (the request is rolled back)."""
 
+    status = 400
+
 
 class UpdateRunner:
+    """Applies the operations of one update request to one transaction."""
+
     def __init__(
         self,
         txn: Transaction,
         load_document: Callable[[IRI], list],
         make_context: Callable[[], EvalContext],
-        service_client=None,
+        service_client: ServiceCall | None = None,
     ) -> None:
         self.service_client = service_client
         self.txn = txn
@@ -107,26 +112,26 @@ class UpdateRunner:
         return executor.run(pattern), terms
 
     def _instantiate(
-        self, templates: tuple[A.Quad, ...], table: Solutions, terms: QueryTerms, default_graph: IRI | None,
-        fresh_bnodes: bool,
+        self, templates: tuple[A.Quad, ...], solutions: Solutions, terms: QueryTerms,
+        default_graph: IRI | None, fresh_bnodes: bool,
     ) -> dict:
         """Ground the templates with every solution; rows where a position is
         unbound or of the wrong kind (literal subject, ...) are skipped."""
         grouped: dict[int, list[list[np.ndarray]]] = {}
-        n = table.length
+        n = solutions.length
         if not n:
             return {}
         row_bnodes: dict[BNode, np.ndarray] = {}
         for q in templates:
             s, p, o = (
-                self._template_column(t, table, terms, row_bnodes, fresh_bnodes, n)
+                self._template_column(t, solutions, terms, row_bnodes, fresh_bnodes, n)
                 for t in (q.subject, q.predicate, q.object)
             )
             graph = q.graph if q.graph is not None else default_graph
             if graph is None:
                 g = np.zeros(n, dtype=np.int64)
             else:
-                g = self._template_column(graph, table, terms, row_bnodes, fresh_bnodes, n)
+                g = self._template_column(graph, solutions, terms, row_bnodes, fresh_bnodes, n)
                 g = np.where(g > 0, g, -1)
             kinds = self.dictionary.kinds
             ok = (s > 0) & (p > 0) & (o > 0) & (g >= 0)
@@ -141,10 +146,10 @@ class UpdateRunner:
             for gid, parts in grouped.items()
         }
 
-    def _template_column(self, t, table: Solutions, terms: QueryTerms, row_bnodes, fresh: bool, n: int):
+    def _template_column(self, t, solutions: Solutions, terms: QueryTerms, row_bnodes, fresh: bool, n: int):
         """Store IDs for one template position across all rows (0 where unbound)."""
         if isinstance(t, Variable):
-            col = table.column(t.name)
+            col = solutions.column(t.name)
             local = col < 0
             if local.any():
                 col = col.copy()
@@ -167,9 +172,9 @@ class UpdateRunner:
         self._modify(A.Modify(op.quads, (), quads_to_pattern(op.quads)))
 
     def _modify(self, op: A.Modify) -> None:
-        table, terms = self._where(op.where, op.using, op.with_graph)
-        deletes = self._instantiate(op.delete, table, terms, op.with_graph, fresh_bnodes=False)
-        inserts = self._instantiate(op.insert, table, terms, op.with_graph, fresh_bnodes=True)
+        solutions, terms = self._where(op.where, op.using, op.with_graph)
+        deletes = self._instantiate(op.delete, solutions, terms, op.with_graph, fresh_bnodes=False)
+        inserts = self._instantiate(op.insert, solutions, terms, op.with_graph, fresh_bnodes=True)
         self._apply(deletes, insert=False)
         self._apply(inserts, insert=True)
 
@@ -227,11 +232,11 @@ class UpdateRunner:
         source, target = self._targets(op.source)[0], self._targets(op.target)[0]
         if not self._require(op.source, op.silent) or source == target:
             return
-        table = self.txn.table(source)
+        graph = self.txn.table(source)
         if op.op in ("COPY", "MOVE"):
             self.txn.drop(target)
         self.txn.create(target)
-        self.txn.add(target, table.s, table.p, table.o)
+        self.txn.add(target, graph.s, graph.p, graph.o)
         if op.op == "MOVE":
             self.txn.drop(source)
 

@@ -1,0 +1,31 @@
+"""Planning: the decisions taken before (or between) operators run.
+
+The planner orders a BGP's triple patterns (:mod:`.bgp_order`) with the cost
+model's cardinality estimates (:mod:`.cost`), and the rewrites choose the
+cheaper way to run a node: a bind join instead of a join (:mod:`.bind_join`),
+a LIMIT pushed into a BGP explored in chunks (:mod:`.limit_pushdown`), a
+FILTER compared over a whole column (:mod:`.vector_filter`). Nothing here
+touches solutions: the executor (:mod:`engine.sparql.exec`) asks and acts.
+"""
+
+from engine.sparql.plan.bgp_order import order_patterns, pattern_variables
+from engine.sparql.plan.bind_join import bind_join_applies
+from engine.sparql.plan.cost import CostModel, Estimator
+from engine.sparql.plan.limit_pushdown import CHUNK_GROWTH, FIRST_CHUNK, LimitedBGP, chunk_bounds, limited_bgp
+from engine.sparql.plan.vector_filter import COMPARISONS, ColumnComparison, column_comparison
+
+__all__ = [
+    "CHUNK_GROWTH",
+    "COMPARISONS",
+    "FIRST_CHUNK",
+    "ColumnComparison",
+    "CostModel",
+    "Estimator",
+    "LimitedBGP",
+    "bind_join_applies",
+    "chunk_bounds",
+    "column_comparison",
+    "limited_bgp",
+    "order_patterns",
+    "pattern_variables",
+]

@@ -17,6 +17,7 @@ from engine.sparql.algebra import TriplePattern
 
 
 def pattern_variables(pattern: TriplePattern) -> set[str]:
+    """Names of the variables a triple pattern binds (what connects it to others)."""
     return {t.name for t in (pattern.subject, pattern.predicate, pattern.object) if isinstance(t, Variable)}
 
 

@@ -1,24 +1,32 @@
-"""Public entry points of the SPARQL 1.1 parser.
+"""Syntax: SPARQL text to the algebra of :mod:`engine.sparql.algebra`.
 
-``parse_query`` and ``parse_update`` turn text into the algebra of
-:mod:`engine.sparql.algebra`; every syntax or static-semantics problem is a
+``parse_query`` and ``parse_update`` read SPARQL 1.1; ``parse_registration``
+reads a C-SPARQL / RSP-QL continuous query (``REGISTER ...``) into a
+:class:`ContinuousQuery` with its :class:`WindowSpec` windows, and
+``is_registration`` tells the two kinds of request apart without parsing.
+The parser is a layered recursive descent over one token list (tokenizer,
+terms, expressions, triples and paths, graph patterns, queries, updates,
+registrations); every syntax or static-semantics problem is a
 :class:`SparqlSyntaxError` carrying the line and column of the culprit.
 """
 
-from __future__ import annotations
-
-from engine.sparql.algebra import Query, Update
 from engine.sparql.syntax.errors import SparqlSyntaxError
-from engine.sparql.syntax.update_parser import UpdateParser
+from engine.sparql.syntax.parse import parse_query, parse_update
+from engine.sparql.syntax.registration import (
+    BARE_NAME_NAMESPACE,
+    ContinuousQuery,
+    WindowSpec,
+    is_registration,
+    parse_registration,
+)
 
-__all__ = ["SparqlSyntaxError", "parse_query", "parse_update"]
-
-
-def parse_query(text: str, base: str | None = None) -> Query:
-    """Parse a query; relative IRIs are resolved against ``base`` (or BASE)."""
-    return UpdateParser(text, base).query()
-
-
-def parse_update(text: str, base: str | None = None) -> Update:
-    """Parse an update request of one or more ';'-separated operations."""
-    return UpdateParser(text, base).update()
+__all__ = [
+    "BARE_NAME_NAMESPACE",
+    "ContinuousQuery",
+    "SparqlSyntaxError",
+    "WindowSpec",
+    "is_registration",
+    "parse_query",
+    "parse_registration",
+    "parse_update",
+]

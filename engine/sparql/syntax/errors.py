@@ -15,6 +15,8 @@ class SparqlSyntaxError(ValueError):
     that the HTTP layer can hand it to the client unchanged.
     """
 
+    status = 400
+
     def __init__(self, message: str, line: int, column: int) -> None:
         super().__init__(f"line {line}, column {column}: {message}")
         self.message = message

@@ -156,7 +156,7 @@ class ExpressionParser(ParserBase):
                 self.expect("EXISTS")
             saved = self.aggregates
             self.aggregates = None
-            pattern, _ = self.group_graph_pattern()
+            pattern, _ = self.graph_pattern()
             self.aggregates = saved
             return ExistsExpr(pattern, kind == "NOT")
         raise self.unexpected("an expression")

@@ -1,13 +1,13 @@
-"""Group graph patterns and their algebra translation (SPARQL 1.1 18.2.2).
+"""Graph patterns ``{ ... }`` and their algebra translation (SPARQL 1.1 18.2.2).
 
-The translation happens while parsing: each element of a group is folded into
-the pattern ``G`` built so far (Join, LeftJoin, Minus, Extend, ...), FILTERs
-are collected and wrap the whole group at the end, and triples stay in one
-BGP until an element other than a FILTER ends it. A blank node label may be
-reused within a group across FILTER, BIND and VALUES but not across nested
-groups (OPTIONAL, UNION, GRAPH, MINUS, SERVICE). Each group also returns its
-in-scope variables (18.2.1, in order of first appearance) which BIND,
-``SELECT *`` and the SELECT checks need.
+The translation happens while parsing: each element of a graph pattern is
+folded into the pattern ``G`` built so far (Join, LeftJoin, Minus, Extend,
+...), FILTERs are collected and wrap the whole graph pattern at the end, and
+triples stay in one BGP until an element other than a FILTER ends it. A blank
+node label may be reused within a graph pattern across FILTER, BIND and
+VALUES but not across nested ones (OPTIONAL, UNION, GRAPH, MINUS, SERVICE).
+Each graph pattern also returns its in-scope variables (18.2.1, in order of
+first appearance) which BIND, ``SELECT *`` and the SELECT checks need.
 """
 
 from __future__ import annotations
@@ -84,18 +84,18 @@ class GraphPatternParser(TriplesParser):
     SERVICE, BIND, VALUES and sub-SELECTs."""
 
     def sub_select(self) -> tuple[Pattern, Scope]:
-        """Defined by the query layer (a sub-SELECT is a group element)."""
+        """Defined by the query layer (a sub-SELECT is an element of a graph pattern)."""
         raise NotImplementedError
 
-    def group_graph_pattern(self) -> tuple[Pattern, Scope]:
-        pattern, condition, scope = self._group_parts()
+    def graph_pattern(self) -> tuple[Pattern, Scope]:
+        pattern, condition, scope = self._graph_pattern_parts()
         return (pattern if condition is None else Filter(condition, pattern)), scope
 
-    def _group_parts(self) -> tuple[Pattern, Expr | None, Scope]:
-        """A group as (pattern, conjunction of its FILTERs, scope).
+    def _graph_pattern_parts(self) -> tuple[Pattern, Expr | None, Scope]:
+        """A graph pattern as (pattern, conjunction of its FILTERs, scope).
 
-        OPTIONAL needs the filters apart: only the group's own FILTERs become
-        the LeftJoin condition, not a FILTER of a nested group that the
+        OPTIONAL needs the filters apart: only the pattern's own FILTERs become
+        the LeftJoin condition, not a FILTER of a nested pattern that the
         empty-BGP simplification would otherwise bring to the top.
         """
         self.expect("{")
@@ -145,25 +145,25 @@ class GraphPatternParser(TriplesParser):
     def _element(self, kind: str, pattern: Pattern, scope: Scope) -> Pattern:
         """Fold one non-triples, non-FILTER element into ``pattern``."""
         if kind == "{":
-            inner, inner_scope = self.group_graph_pattern()
+            inner, inner_scope = self.graph_pattern()
             while self.accept("UNION"):
-                right, right_scope = self.group_graph_pattern()
+                right, right_scope = self.graph_pattern()
                 inner = Union_(inner, right)
                 inner_scope = {**inner_scope, **right_scope}
             scope.update(inner_scope)
             return join(pattern, inner)
         if kind == "OPTIONAL":
             self.advance()
-            inner, condition, inner_scope = self._group_parts()
+            inner, condition, inner_scope = self._graph_pattern_parts()
             scope.update(inner_scope)
             return LeftJoin(pattern, inner, condition)
         if kind == "MINUS":
             self.advance()
-            return Minus(pattern, self.group_graph_pattern()[0])
+            return Minus(pattern, self.graph_pattern()[0])
         if kind == "GRAPH":
             self.advance()
             name = self.var_or_iri()
-            inner, inner_scope = self.group_graph_pattern()
+            inner, inner_scope = self.graph_pattern()
             if name.__class__ is Variable:
                 scope[name.name] = None  # type: ignore[union-attr]
             scope.update(inner_scope)
@@ -196,7 +196,7 @@ class GraphPatternParser(TriplesParser):
         silent = self.accept("SILENT")
         endpoint = self.var_or_iri()
         start = self.tok[2]
-        inner, inner_scope = self.group_graph_pattern()
+        inner, inner_scope = self.graph_pattern()
         end = self.toks[self.i - 1][3]
         scope.update(inner_scope)
         text = f"{self.prologue_text()}SELECT * WHERE {self.text[start:end]}"

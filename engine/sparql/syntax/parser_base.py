@@ -2,7 +2,7 @@
 errors with positions, the prologue (BASE/PREFIX), and RDF terms.
 
 The parser is split into layers, one job per module, each subclassing the
-one below: terms (here) -> expressions -> triples and paths -> group graph
+one below: terms (here) -> expressions -> triples and paths -> graph
 patterns -> queries -> updates. Every layer works on the same token list.
 """
 
@@ -275,7 +275,7 @@ class ParserBase:
 
     # ------------------------------------------------ hooks for upper layers
 
-    def group_graph_pattern(self) -> tuple[Pattern, dict[str, None]]:
-        """Defined by the group layer; declared here because EXISTS (in the
+    def graph_pattern(self) -> tuple[Pattern, dict[str, None]]:
+        """Defined by the graph pattern layer; declared here because EXISTS (in the
         expression layer) needs it."""
         raise NotImplementedError

@@ -1,6 +1,6 @@
 """Query forms and solution modifiers, translated as SPARQL 1.1 18.2.4-18.2.5.
 
-The pattern is wrapped in this order: Group (when there is GROUP BY or an
+The pattern is wrapped in this order: GroupBy (when there is GROUP BY or an
 aggregate), Filter for HAVING, Join with the trailing VALUES, Extend for each
 SELECT expression, OrderBy, Project, Distinct/Reduced, Slice. The static
 rules the grammar cannot express (grouped variables, re-bound variables) are
@@ -23,7 +23,7 @@ from engine.sparql.algebra import (
     Extend,
     Filter,
     FunctionExpr,
-    Group,
+    GroupBy,
     InExpr,
     OrderBy,
     Pattern,
@@ -65,7 +65,7 @@ def expr_vars(expr: Expr, out: list[Variable]) -> None:
 class _Modifiers:
     """What follows the WHERE clause, before it is applied to the pattern."""
 
-    group: list[tuple[Expr, Variable | None]] | None = None
+    group_by: list[tuple[Expr, Variable | None]] | None = None
     having: list[Expr] = field(default_factory=list)
     order: list[tuple[Expr, bool]] = field(default_factory=list)
     limit: int | None = None
@@ -142,7 +142,7 @@ class QueryParser(GraphPatternParser):
         self.aggregates = saved
         if mods.values is not None:
             scope = {**scope, **dict.fromkeys(v.name for v in mods.values.vars)}
-        grouped = mods.group is not None or bool(aggregates)
+        grouped = mods.group_by is not None or bool(aggregates)
         pattern = self._group_having_values(where, mods, aggregates, grouped)
         if items:
             pattern, variables = self._project_items(items, scope, mods, pattern, grouped)
@@ -164,7 +164,7 @@ class QueryParser(GraphPatternParser):
         """Check the SELECT list and add an Extend per expression."""
         allowed: set[str] = set()
         if grouped:
-            for expr, var in mods.group or ():
+            for expr, var in mods.group_by or ():
                 if var is not None:
                     allowed.add(var.name)
                 elif expr.__class__ is VarExpr:
@@ -249,7 +249,7 @@ class QueryParser(GraphPatternParser):
     def _finish_simple(
         self, where: Pattern, mods: _Modifiers, aggregates: dict[Aggregate, Variable]
     ) -> Pattern:
-        grouped = mods.group is not None or bool(aggregates)
+        grouped = mods.group_by is not None or bool(aggregates)
         pattern = self._group_having_values(where, mods, aggregates, grouped)
         return self._slice(self._order(pattern, mods), mods)
 
@@ -271,20 +271,20 @@ class QueryParser(GraphPatternParser):
         self.accept("WHERE")
         if self.tok[0] != "{":
             raise self.unexpected("'{'")
-        return self.group_graph_pattern()
+        return self.graph_pattern()
 
     def _modifiers(self, aggregates: dict[Aggregate, Variable]) -> _Modifiers:
         """GROUP BY, HAVING, ORDER BY, LIMIT/OFFSET and a trailing VALUES."""
         mods = _Modifiers()
         if self.accept("GROUP"):
             self.expect("BY")
-            mods.group = []
+            mods.group_by = []
             while True:
                 key = self._group_condition()
                 if key is None:
                     break
-                mods.group.append(key)
-            if not mods.group:
+                mods.group_by.append(key)
+            if not mods.group_by:
                 raise self.unexpected("a GROUP BY condition")
         self.aggregates = aggregates
         if self.accept("HAVING"):
@@ -352,7 +352,7 @@ class QueryParser(GraphPatternParser):
         pattern = where
         if grouped:
             aggs = tuple((var, agg) for agg, var in aggregates.items())
-            pattern = Group(pattern, tuple(mods.group or ()), aggs)
+            pattern = GroupBy(pattern, tuple(mods.group_by or ()), aggs)
         if mods.having:
             pattern = Filter(conjunction(mods.having), pattern)
         if mods.values is not None:

@@ -278,7 +278,7 @@ class RegistrationParser(QueryParser):
         if name not in self.window_names:
             raise self.error(f"no window <{name.value}> is declared with FROM NAMED WINDOW", name_tok)
         self.in_window = True
-        inner, inner_scope = self.group_graph_pattern()
+        inner, inner_scope = self.graph_pattern()
         self.in_window = False
         scope.update(inner_scope)
         return join(pattern, Window(name, inner))

@@ -94,7 +94,7 @@ class UpdateParser(QueryParser):
             (named if self.accept("NAMED") else default).append(self.iri())
         using = Dataset(tuple(default), tuple(named)) if default or named else None
         self.expect("WHERE", "USING or WHERE")
-        where, _ = self.group_graph_pattern()
+        where, _ = self.graph_pattern()
         return Modify(delete, insert, where, with_graph, using)
 
     def _quads(self, blank_mode: int, no_vars: str, no_blanks_in: str = "") -> tuple[Quad, ...]:

@@ -5,16 +5,14 @@ import pytest
 
 from engine.rdf.terms import XSD, Literal, TermDictionary, Variable
 from engine.sparql import algebra as A
+from engine.sparql.exec import QueryTerms, Solutions
 from engine.sparql.exec.group_by import fast_numeric, group_ids
-from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.solutions import Solutions
-from engine.sparql.expr.aggregates import compute_aggregate
-from engine.sparql.expr.evaluate import EvalContext
+from engine.sparql.expr import EvalContext, compute_aggregate
 
 V = Variable("v")
 
 
-def numbers_table(kinds: list[str], seed: int):
+def numbered_solutions(kinds: list[str], seed: int):
     rng = np.random.default_rng(seed)
     dictionary = TermDictionary()
     terms = QueryTerms(dictionary)
@@ -34,10 +32,10 @@ def numbers_table(kinds: list[str], seed: int):
 @pytest.mark.parametrize("name", ["SUM", "AVG", "MIN", "MAX"])
 @pytest.mark.parametrize("mix", [["integer"] * 40, ["integer", "double", "unbound"] * 15])
 def test_fast_numeric_matches_the_general_path(name, mix):
-    terms, table, values, groups = numbers_table(mix, seed=len(mix))
-    first, group_of = group_ids([table.columns["g"]], table.length)
+    terms, solutions, values, groups = numbered_solutions(mix, seed=len(mix))
+    first, group_of = group_ids([solutions.columns["g"]], solutions.length)
     agg = A.Aggregate(name, A.VarExpr(V))
-    fast = fast_numeric(agg, table, group_of, len(first), terms)
+    fast = fast_numeric(agg, solutions, group_of, len(first), terms)
     assert fast is not None
     for g in range(len(first)):
         rows = [{V: values[i]} if values[i] is not None else {} for i in np.flatnonzero(group_of == g)]
@@ -53,15 +51,15 @@ def test_fast_numeric_matches_the_general_path(name, mix):
 def test_non_numbers_take_the_general_path():
     dictionary = TermDictionary()
     ids = np.array([dictionary.encode(Literal("x")), dictionary.encode(Literal("1", XSD + "integer"))])
-    table = Solutions({"v": ids}, 2)
+    solutions = Solutions({"v": ids}, 2)
     agg = A.Aggregate("SUM", A.VarExpr(V))
-    assert fast_numeric(agg, table, np.zeros(2, dtype=np.int64), 1, QueryTerms(dictionary)) is None
+    assert fast_numeric(agg, solutions, np.zeros(2, dtype=np.int64), 1, QueryTerms(dictionary)) is None
 
 
 def test_fast_max_keeps_an_integer_subtype():
     dictionary = TermDictionary()
     ids = np.array([dictionary.encode(Literal(v, XSD + "int")) for v in ("3", "05", "4")], dtype=np.int64)
-    table = Solutions({"v": ids}, 3)
-    result = fast_numeric(A.Aggregate("MAX", A.VarExpr(V)), table, np.zeros(3, dtype=np.int64), 1,
+    solutions = Solutions({"v": ids}, 3)
+    result = fast_numeric(A.Aggregate("MAX", A.VarExpr(V)), solutions, np.zeros(3, dtype=np.int64), 1,
                           QueryTerms(dictionary))
     assert result == [Literal("5", XSD + "int")]

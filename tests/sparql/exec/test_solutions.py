@@ -1,4 +1,4 @@
-"""Solution tables: join, optional, minus and distinct over ID columns."""
+"""Solutions: join, optional, minus and distinct over ID columns."""
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from engine.sparql.exec.solutions import (
 )
 
 
-def table(**columns):
+def solutions_of(**columns):
     cols = {k: np.array(v, dtype=np.int64) for k, v in columns.items()}
     return Solutions(cols, len(next(iter(cols.values()))) if cols else 1)
 
@@ -25,54 +25,54 @@ def rows(t: Solutions):
 
 
 def test_join_on_shared_variable():
-    result = join(table(x=[1, 2, 2], y=[5, 6, 7]), table(x=[2, 3], z=[8, 9]))
+    result = join(solutions_of(x=[1, 2, 2], y=[5, 6, 7]), solutions_of(x=[2, 3], z=[8, 9]))
     assert rows(result) == [(2, 6, 8), (2, 7, 8)]
 
 
 def test_join_on_two_variables():
-    result = join(table(x=[1, 1, 2], y=[5, 6, 5]), table(x=[1, 2], y=[6, 6]))
+    result = join(solutions_of(x=[1, 1, 2], y=[5, 6, 5]), solutions_of(x=[1, 2], y=[6, 6]))
     assert rows(result) == [(1, 6)]
 
 
 def test_join_without_shared_variable_is_a_cross_product():
-    assert join(table(x=[1, 2]), table(y=[3, 4, 5])).length == 6
+    assert join(solutions_of(x=[1, 2]), solutions_of(y=[3, 4, 5])).length == 6
 
 
 def test_unbound_is_compatible_with_anything():
-    left = table(x=[1, 0], y=[7, 8])
-    right = table(x=[1, 2])
+    left = solutions_of(x=[1, 0], y=[7, 8])
+    right = solutions_of(x=[1, 2])
     assert rows(join(left, right)) == [(1, 7), (1, 8), (2, 8)]
 
 
 def test_left_outer_keeps_unmatched_rows():
-    left = table(x=[1, 2])
-    right = table(x=[1], y=[9])
+    left = solutions_of(x=[1, 2])
+    right = solutions_of(x=[1], y=[9])
     lidx, ridx = join_pairs(left, right)
     joined = merge(left, right, lidx, ridx)
     assert rows(left_outer(left, joined, lidx)) == [(1, 9), (2, 0)]
 
 
 def test_minus_needs_a_shared_bound_variable():
-    left = table(x=[1, 2, 3])
-    assert rows(minus(left, table(x=[2]))) == [(1,), (3,)]
-    assert rows(minus(left, table(y=[2]))) == [(1,), (2,), (3,)]
+    left = solutions_of(x=[1, 2, 3])
+    assert rows(minus(left, solutions_of(x=[2]))) == [(1,), (3,)]
+    assert rows(minus(left, solutions_of(y=[2]))) == [(1,), (2,), (3,)]
 
 
 def test_distinct_keeps_first_occurrences_in_order():
-    result = distinct(table(x=[3, 1, 3, 2, 1]))
+    result = distinct(solutions_of(x=[3, 1, 3, 2, 1]))
     assert result.columns["x"].tolist() == [3, 1, 2]
 
 
 def test_concat_fills_missing_columns_with_unbound():
-    result = concat([table(x=[1]), table(y=[2])])
+    result = concat([solutions_of(x=[1]), solutions_of(y=[2])])
     assert rows(result) == [(0, 2), (1, 0)]
 
 
 def test_join_pairs_match_a_brute_force_check_with_unbound_values():
     rng = np.random.default_rng(7)
     for _ in range(50):
-        left = table(x=rng.integers(0, 4, 12), y=rng.integers(0, 3, 12), a=rng.integers(1, 9, 12))
-        right = table(x=rng.integers(0, 4, 9), y=rng.integers(0, 3, 9), b=rng.integers(1, 9, 9))
+        left = solutions_of(x=rng.integers(0, 4, 12), y=rng.integers(0, 3, 12), a=rng.integers(1, 9, 12))
+        right = solutions_of(x=rng.integers(0, 4, 9), y=rng.integers(0, 3, 9), b=rng.integers(1, 9, 9))
         lidx, ridx = join_pairs(left, right)
         got = sorted(zip(lidx.tolist(), ridx.tolist()))
         expected = sorted(

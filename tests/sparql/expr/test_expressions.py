@@ -19,10 +19,10 @@ from engine.sparql.algebra import (
     UnaryExpr,
     VarExpr,
 )
-from engine.sparql.expr.aggregates import compute_aggregate
-from engine.sparql.expr.evaluate import (
+from engine.sparql.expr import (
     EvalContext,
     ExprError,
+    compute_aggregate,
     effective_boolean_value,
     evaluate,
     order_key,

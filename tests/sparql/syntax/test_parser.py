@@ -33,7 +33,7 @@ from engine.sparql.algebra import (
     Filter,
     FunctionExpr,
     Graph,
-    Group,
+    GroupBy,
     InExpr,
     InsertData,
     Join,
@@ -86,7 +86,7 @@ def error_of(text: str, update: bool = False) -> SparqlSyntaxError:
     return info.value
 
 
-# ------------------------------------------------------------ group patterns
+# ------------------------------------------------------------ graph patterns
 
 
 def test_basic_select_is_project_over_bgp() -> None:
@@ -207,17 +207,17 @@ def test_group_by_with_aggregates_and_modifier_order() -> None:
     having = extend.pattern
     assert isinstance(having, Filter)
     assert having.condition == BinaryExpr(">", VarExpr(agg), TermExpr(Literal("1", XSD_INTEGER)))
-    group = having.pattern
-    assert isinstance(group, Group)
-    assert group.keys == ((VarExpr(v("s")), v("s")),)
-    assert group.aggregates == ((agg, Aggregate("COUNT", VarExpr(v("o")))),)
+    group_by = having.pattern
+    assert isinstance(group_by, GroupBy)
+    assert group_by.keys == ((VarExpr(v("s")), v("s")),)
+    assert group_by.aggregates == ((agg, Aggregate("COUNT", VarExpr(v("o")))),)
 
 
 def test_aggregate_without_group_by_has_empty_keys() -> None:
     query = parse_query("SELECT (COUNT(*) AS ?c) (GROUP_CONCAT(DISTINCT ?x; SEPARATOR='|') AS ?g) {}")
-    group = query.pattern.pattern.pattern.pattern
-    assert isinstance(group, Group) and group.keys == ()
-    assert [a for _, a in group.aggregates] == [
+    group_by = query.pattern.pattern.pattern.pattern
+    assert isinstance(group_by, GroupBy) and group_by.keys == ()
+    assert [a for _, a in group_by.aggregates] == [
         Aggregate("COUNT", None),
         Aggregate("GROUP_CONCAT", VarExpr(v("x")), True, "|"),
     ]
@@ -225,8 +225,8 @@ def test_aggregate_without_group_by_has_empty_keys() -> None:
 
 def test_group_by_expression_binds_variable() -> None:
     query = parse_query("SELECT ?k (SUM(?x) AS ?t) { ?s ?p ?x } GROUP BY (STR(?s) AS ?k)")
-    group = query.pattern.pattern.pattern
-    assert group.keys == ((CallExpr("STR", (VarExpr(v("s")),)), v("k")),)
+    group_by = query.pattern.pattern.pattern
+    assert group_by.keys == ((CallExpr("STR", (VarExpr(v("s")),)), v("k")),)
 
 
 def test_trailing_values_joins_before_projection() -> None:

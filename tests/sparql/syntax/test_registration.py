@@ -11,12 +11,13 @@ import pytest
 
 from engine.rdf.terms import IRI, Variable
 from engine.sparql.algebra import BGP, Join, Project, TriplePattern, Window
-from engine.sparql.syntax import SparqlSyntaxError, parse_query
-from engine.sparql.syntax.registration import (
+from engine.sparql.syntax import (
     BARE_NAME_NAMESPACE,
     ContinuousQuery,
+    SparqlSyntaxError,
     WindowSpec,
     is_registration,
+    parse_query,
     parse_registration,
 )
 

@@ -1,0 +1,109 @@
+"""Basic graph patterns, answered by graph exploration.
+
+Patterns are taken in the planner's order (:func:`engine.sparql.plan.order_patterns`)
+and each one extends every current solution through the store's sorted
+neighbour lists in one vectorised step. The same step serves the bind join
+(a BGP continuing from the solutions of the pattern on its left) and the
+LIMIT push-down (a BGP explored a chunk of its first pattern at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from engine.rdf.terms import Variable
+from engine.sparql import algebra as A
+from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.solutions import Solutions, cross
+from engine.sparql.plan import chunk_bounds, order_patterns
+from engine.store.memory_graph import MemoryGraph
+
+
+def basic_graph_pattern(node: A.BGP, cx: ExecutionContext) -> Solutions:
+    """The BGP operator: its solutions in the active graph."""
+    return extend_through_bgp(node, cx, Solutions.unit())
+
+
+def extend_through_bgp(node: A.BGP, cx: ExecutionContext, solutions: Solutions) -> Solutions:
+    """Extend ``solutions`` through every pattern of the BGP (a bind join when
+    they come from a pattern on the left)."""
+    graph = cx.active
+    patterns = node.triples
+    if len(patterns) > 1:
+        patterns = order_patterns(patterns, cx.cost.estimator(graph), set(solutions.columns))
+    for pattern in patterns:
+        solutions = extend_with_pattern(solutions, pattern, graph, cx)
+        if not solutions.length:
+            break
+    return solutions if solutions.length else no_solutions(node, solutions)
+
+
+def bgp_chunks(node: A.BGP, cx: ExecutionContext) -> Iterator[Solutions]:
+    """The BGP's solutions in chunks of its first pattern's matches (the
+    schedule of :func:`engine.sparql.plan.chunk_bounds`), each extended
+    through the other patterns."""
+    graph = cx.active
+    first, *rest = order_patterns(node.triples, cx.cost.estimator(graph), set())
+    seeds = extend_with_pattern(Solutions.unit(), first, graph, cx)
+    for start, stop in chunk_bounds(seeds.length):
+        chunk = seeds.take(np.arange(start, stop))
+        for pattern in rest:
+            chunk = extend_with_pattern(chunk, pattern, graph, cx)
+            if not chunk.length:
+                break
+        if chunk.length:
+            yield chunk
+
+
+def extend_with_pattern(
+    solutions: Solutions, pattern: A.TriplePattern, graph: MemoryGraph, cx: ExecutionContext
+) -> Solutions:
+    """Every solution extended by the matches of ``pattern`` in ``graph``."""
+    positions = (pattern.subject, pattern.predicate, pattern.object)
+    bound_vars = [isinstance(t, Variable) and t.name in solutions.columns for t in positions]
+    encode = cx.terms.encode
+    if not any(bound_vars):
+        # independent of the rows so far: match once, then combine
+        args = [None if isinstance(t, Variable) else np.array([encode(t)], dtype=np.int64) for t in positions]
+        rows, s, p, o = graph.match(*args, n_rows=1)
+        matched = _matched_solutions(positions, (s, p, o), len(rows), {})
+        return cross(solutions, matched) if solutions.columns else matched
+    n = solutions.length
+    args = []
+    for t, is_bound in zip(positions, bound_vars, strict=True):
+        if isinstance(t, Variable):
+            args.append(solutions.columns[t.name] if is_bound else None)
+        else:
+            args.append(np.full(n, encode(t), dtype=np.int64))
+    rows, s, p, o = graph.match(*args, n_rows=n)
+    base = solutions.take(rows)
+    return _matched_solutions(positions, (s, p, o), len(rows), base.columns)
+
+
+def _matched_solutions(positions, values, length: int, columns: dict[str, np.ndarray]) -> Solutions:
+    """Add the columns of the free variables of a matched pattern; a variable
+    that occurs twice in the pattern must have the same value in both places."""
+    columns = dict(columns)
+    keep = None
+    for t, col in zip(positions, values, strict=True):
+        if not isinstance(t, Variable):
+            continue
+        if t.name in columns:
+            same = columns[t.name] == col
+            keep = same if keep is None else keep & same
+        else:
+            columns[t.name] = col
+    result = Solutions(columns, length)
+    return result.mask(keep) if keep is not None else result
+
+
+def no_solutions(node: A.BGP, solutions: Solutions) -> Solutions:
+    """The empty result of a BGP, with a column for each of its variables."""
+    names = dict.fromkeys(solutions.columns)
+    for p in node.triples:
+        for term in (p.subject, p.predicate, p.object):
+            if isinstance(term, Variable):
+                names[term.name] = None
+    return Solutions.empty(list(names))

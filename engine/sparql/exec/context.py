@@ -1,0 +1,73 @@
+"""What the operators of one query execution share, and the one way to run a node.
+
+An operator is a function ``(node, cx) -> Solutions`` for one algebra class;
+the dispatch table of them is built by :mod:`engine.sparql.exec.executor` and handed
+to the context, so operator modules only depend on this module, never on
+each other's dispatch. :meth:`ExecutionContext.run` polls ``should_stop``
+before every operator: a query over its time limit or whose client went away
+stops within one operator's work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+from engine.sparql import algebra as A
+from engine.sparql.exec.dataset import QueryDataset
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.exec.solutions import Solutions
+from engine.sparql.expr import EvalContext
+from engine.sparql.plan import CostModel
+from engine.store.memory_graph import MemoryGraph
+
+#: a SERVICE call: the node and the query's terms in, the remote solutions out
+ServiceCall = Callable[[A.Service, QueryTerms], Solutions]
+#: an operator: ``(node, cx)`` to the solutions of one kind of algebra node
+Operator = Callable[..., Solutions]
+
+
+class QueryCancelled(Exception):
+    """The query was stopped from outside (time limit, client gone)."""
+
+    status = 503
+
+
+class ExecutionContext:
+    """The state of one query execution: its terms, dataset, the graph
+    patterns currently match against (GRAPH and WINDOW switch it), the
+    expression context, the SERVICE client and the cost model's statistics."""
+
+    def __init__(
+        self,
+        terms: QueryTerms,
+        dataset: QueryDataset,
+        ctx: EvalContext,
+        operators: Mapping[type, Operator],
+        service_client: ServiceCall | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        self.terms = terms
+        self.dataset = dataset
+        self.active = dataset.default
+        self.ctx = ctx
+        self.service_client = service_client
+        self.should_stop = should_stop
+        self.cost = CostModel(terms.encode)
+        self._operators = operators
+
+    def run(self, node: A.Pattern) -> Solutions:
+        """The solutions of ``node``, by its operator, unless the query was stopped."""
+        if self.should_stop is not None and self.should_stop():
+            raise QueryCancelled("query cancelled")
+        return self._operators[node.__class__](node, self)
+
+    @contextmanager
+    def active_graph(self, graph: MemoryGraph) -> Iterator[None]:
+        """Match patterns against ``graph`` inside the block (GRAPH, WINDOW)."""
+        saved = self.active
+        self.active = graph
+        try:
+            yield
+        finally:
+            self.active = saved

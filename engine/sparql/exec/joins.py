@@ -1,0 +1,88 @@
+"""The combining operators: Join, LeftJoin (OPTIONAL), Union and Minus.
+
+Each runs both sides and combines whole columns with the relational steps of
+:mod:`engine.sparql.exec.solutions`. Where the planner allows a bind join
+(:func:`engine.sparql.plan.bind_join_applies`), the right-hand BGP instead
+continues from the left side's solutions, so it is never matched everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.rdf.terms import Variable
+from engine.sparql import algebra as A
+from engine.sparql.exec.bgp import extend_through_bgp
+from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.evaluation import truth_mask
+from engine.sparql.exec.service import services_of
+from engine.sparql.exec.solutions import Solutions, concat, join, join_pairs, left_outer, merge, minus
+from engine.sparql.plan import bind_join_applies
+
+#: hidden column that carries the left row number through a bind join
+_ROW = ".row"
+
+
+def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
+    """Join: a bind join into a BGP, one SERVICE call per endpoint the left
+    side binds, or both sides joined."""
+    left = cx.run(node.left)
+    if not left.length:
+        return left
+    right = node.right
+    if bind_join_applies(left.columns, right):
+        # graph exploration continues from the rows found so far (bind join)
+        return extend_through_bgp(right, cx, left)
+    if isinstance(right, A.Service) and isinstance(right.endpoint, Variable):
+        return join(left, services_of(right, left, cx))
+    return join(left, cx.run(right))
+
+
+def left_join(node: A.LeftJoin, cx: ExecutionContext) -> Solutions:
+    """OPTIONAL, with the FILTER of the optional graph pattern as the join condition."""
+    left = cx.run(node.left)
+    if not left.length:
+        return Solutions.empty(list(dict.fromkeys([*left.columns, *_pattern_vars(node.right)])))
+    if bind_join_applies(left.columns, node.right):
+        # explore the optional part from each left row instead of matching it everywhere
+        tagged = extend_through_bgp(
+            node.right, cx, left.with_column(_ROW, np.arange(left.length, dtype=np.int64))
+        )
+        lidx = tagged.columns.pop(_ROW)
+        joined = tagged
+    else:
+        right = cx.run(node.right)
+        lidx, ridx = join_pairs(left, right)
+        joined = merge(left, right, lidx, ridx)
+    if node.condition is not None and joined.length:
+        keep = truth_mask(node.condition, joined, cx)
+        joined, lidx = joined.mask(keep), lidx[keep]
+    if not joined.length:
+        joined = Solutions.empty(list(dict.fromkeys([*left.columns, *_pattern_vars(node.right)])))
+    return left_outer(left, joined, lidx)
+
+
+def union(node: A.Union_, cx: ExecutionContext) -> Solutions:
+    return concat([cx.run(node.left), cx.run(node.right)])
+
+
+def minus_operator(node: A.Minus, cx: ExecutionContext) -> Solutions:
+    left = cx.run(node.left)
+    if not left.length:
+        return left
+    return minus(left, cx.run(node.right))
+
+
+def _pattern_vars(node) -> list[str]:
+    """Variables a pattern can bind (for the columns of an empty result)."""
+    names: dict[str, None] = {}
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Variable):
+            names[item.name] = None
+        elif isinstance(item, tuple):
+            stack.extend(item)
+        elif hasattr(item, "__dataclass_fields__") and not isinstance(item, A.ExistsExpr):
+            stack.extend(getattr(item, f) for f in item.__dataclass_fields__)
+    return [n for n in names if not n.startswith(".")] + [n for n in names if n.startswith(".")]

@@ -1,0 +1,31 @@
+"""The bind-join decision: when a BGP can continue from the rows found so far.
+
+A join (or OPTIONAL) whose right side is a BGP can extend the left side's
+rows through the store's neighbour lists instead of matching the BGP
+everywhere and joining afterwards, provided every left column the BGP reads
+is bound on every row (an unbound value from an OPTIONAL cannot seed a
+lookup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from engine.rdf.terms import Variable
+from engine.sparql import algebra as A
+
+
+def bind_join_applies(left_columns: Mapping[str, np.ndarray], right: A.Pattern) -> bool:
+    """True when ``right`` is a BGP that can extend rows with these columns directly."""
+    return isinstance(right, A.BGP) and _fully_bound(left_columns, right)
+
+
+def _fully_bound(columns: Mapping[str, np.ndarray], bgp: A.BGP) -> bool:
+    """True when the columns used by the BGP have no unbound values."""
+    for p in bgp.triples:
+        for t in (p.subject, p.predicate, p.object):
+            if isinstance(t, Variable) and t.name in columns and (columns[t.name] == 0).any():
+                return False
+    return True
