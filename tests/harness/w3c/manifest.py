@@ -23,7 +23,9 @@ DAWGT = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-dawg#")
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SUITE_ROOT = REPO_ROOT.parent / "shared" / "conformance" / "w3c" / "sparql11"
 
-HTTP_LEVEL = "run over HTTP against live servers (tests/endpoint); see [conformance-http.md](conformance-http.md)"
+HTTP_LEVEL = (
+    "run over HTTP against live servers (tests/endpoint); see [conformance-http.md](conformance-http.md)"
+)
 
 #: folders not evaluated here, with the reason printed in the report
 SKIPPED_FOLDERS = {
