@@ -23,7 +23,7 @@ from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
 from endpoint.workers import Workers
 from engine.api import Store
-from engine.stream.stream_engine import StreamEngine
+from engine.stream import StreamEngine
 
 GRAPH_STORE_METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
 

@@ -30,8 +30,7 @@ from endpoint.errors import parsing
 from endpoint.settings import Settings
 from endpoint.sse import window_sse
 from endpoint.workers import Workers
-from engine.stream.stream_engine import StreamEngine
-from engine.stream.subscription import Subscription
+from engine.stream import StreamEngine, Subscription
 
 log = logging.getLogger("rivulet.endpoint")
 

@@ -21,7 +21,7 @@ from engine.api import QueryCancelled
 from engine.sparql.exec.service import ServiceError
 from engine.sparql.exec.update import UpdateError
 from engine.sparql.syntax import SparqlSyntaxError
-from engine.stream.errors import StreamError
+from engine.stream import StreamError
 
 #: answer for a client that went away (nginx's code; nobody reads it)
 CLIENT_CLOSED = 499

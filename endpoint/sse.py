@@ -14,7 +14,7 @@ import orjson
 from sse_starlette.sse import ServerSentEvent
 
 from engine.sparql.results.dispatch import write_boolean, write_select
-from engine.stream.events import WindowEvent
+from engine.stream import WindowEvent
 
 #: payloads of the events still alive; written and read on the event loop only
 _payloads: weakref.WeakKeyDictionary[WindowEvent, str] = weakref.WeakKeyDictionary()

@@ -20,8 +20,7 @@ from endpoint.access import require_write
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.rdf.terms import IRI, iri_problem
-from engine.stream.registry import StreamDefinition
-from engine.stream.stream_engine import StreamEngine
+from engine.stream import StreamDefinition, StreamEngine
 
 IDLE_POLICIES = ("none", "wallclock")
 #: the type of an item sent without Content-Type
