@@ -10,22 +10,20 @@ from __future__ import annotations
 import contextlib
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
+from endpoint.errors import error_handlers
 from endpoint.graph_store import GraphStoreRoute
 from endpoint.settings import Settings
 from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
 from endpoint.workers import Workers
 from engine.api import Store
-from engine.stream.stream_engine import StreamEngine
+from engine.stream import StreamEngine
 
 GRAPH_STORE_METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
 
@@ -37,12 +35,13 @@ def create_app(
     also takes continuous-query registrations as updates), ``/store`` (Graph
     Store HTTP Protocol), ``/streams`` and ``/queries`` (streams, continuous
     queries and their Server-Sent Events). Any other method on a route is
-    answered 405 with an ``Allow`` header by Starlette's router."""
+    answered 405 with an ``Allow`` header by Starlette's router; engine errors
+    by the handlers of :mod:`endpoint.errors`."""
     settings = settings or Settings()
     streams = streams or StreamEngine(store)
     workers = Workers(settings.workers, settings.query_timeout)
     queries = ContinuousQueryRoutes(streams, settings, workers)
-    sparql = SparqlRoute(store, settings, workers, queries.register_text)
+    sparql = SparqlRoute(store, settings, workers, streams.register)
     graphs = GraphStoreRoute(store, settings, workers)
     middleware = []
     if settings.cors_origins:
@@ -67,14 +66,9 @@ def create_app(
         yield
         streams.close()  # stop the idle clock with the server
 
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: plain_error},
-                    lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers=error_handlers(settings.query_timeout), lifespan=lifespan)
     app.state.store = store
     app.state.streams = streams
     return app
 
-
-async def plain_error(request: Request, exc: HTTPException) -> Response:
-    """Errors as one line of text ending in a newline, so that curl users see
-    the message on its own line."""
-    return PlainTextResponse(exc.detail + "\n", status_code=exc.status_code, headers=exc.headers)

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 from tqdm import tqdm
 
-from engine.stream.batch_format import MEDIA_TYPE, parse_timestamp
+from engine.stream import BATCH_MEDIA_TYPE, parse_timestamp
 
 
 def batches(path: Path, batch_ms: int) -> Iterator[tuple[int, list[str], int]]:
@@ -50,7 +50,7 @@ def batches(path: Path, batch_ms: int) -> Iterator[tuple[int, list[str], int]]:
 def replay(args: argparse.Namespace) -> int:
     path = Path(args.file)
     url = f"{args.server.rstrip('/')}/streams/{args.stream}"
-    headers = {"Content-Type": MEDIA_TYPE}
+    headers = {"Content-Type": BATCH_MEDIA_TYPE}
     if args.token:
         headers["Authorization"] = f"Bearer {args.token}"
     start_wall = time.monotonic()

@@ -1,34 +1,29 @@
 """``/sparql``: the SPARQL 1.1 Protocol (query, update, service description).
 
 Parse the request, hand the text to the engine in a worker thread, stream
-the answer. The engine's errors become the protocol's status codes: a
-syntax error is 400 with the parser's line and column, a query over its
-time limit 503, a failing SERVICE endpoint 502.
+the answer. The engine's errors become the protocol's status codes in the
+application's error handlers (:mod:`endpoint.errors`): a syntax error is 400
+with the parser's line and column, a query over its time limit 503, a
+failing SERVICE endpoint 502.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from endpoint import negotiation
 from endpoint.access import require_write
+from endpoint.errors import parsing
 from endpoint.protocol import Operation, read_operation
 from endpoint.responses import graph_response, offers_for, pick_offer, query_response
 from endpoint.service_description import describe_service
 from endpoint.settings import Settings
-from endpoint.workers import ClientGone, Workers
+from endpoint.workers import Workers
 from engine.api import Store
-from engine.sparql.exec.service import ServiceError
-from engine.sparql.exec.update import UpdateError
-from engine.sparql.syntax import SparqlSyntaxError
 from engine.sparql.syntax.registration import is_registration
-
-#: answer for a client that went away (nginx's code; nobody reads it)
-CLIENT_CLOSED = 499
 
 
 class SparqlRoute:
@@ -52,35 +47,24 @@ class SparqlRoute:
         return await self._query(request, operation)
 
     async def _query(self, request: Request, operation: Operation) -> Response:
-        base = endpoint_url(request)
-        try:
-            plan = await self.workers.call(self.store.prepare, operation.text, base)
-        except SparqlSyntaxError as exc:
-            raise HTTPException(400, f"malformed query: {exc}") from exc
+        parsing(request, "query")
+        plan = await self.workers.call(self.store.prepare, operation.text, endpoint_url(request))
         offer = pick_offer(request, offers_for(plan.form), operation.format)
 
         def run(should_stop):
             return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop)
 
-        try:
-            result = await self.workers.query(request, run)
-        except ClientGone:
-            return Response(status_code=CLIENT_CLOSED)
-        except ServiceError as exc:
-            raise HTTPException(502, str(exc)) from exc
+        result = await self.workers.query(request, run)
         return await query_response(result, offer, self.workers)
 
     async def _update(self, request: Request, operation: Operation) -> Response:
         require_write(request, self.settings)
         if is_registration(operation.text):
+            parsing(request, "registration")
             running = await self.workers.call(self.register, operation.text, endpoint_url(request))
             return JSONResponse(running.to_json(), status_code=201)
-        try:
-            await self.workers.call(self._apply_update, operation, endpoint_url(request))
-        except SparqlSyntaxError as exc:
-            raise HTTPException(400, f"malformed update: {exc}") from exc
-        except UpdateError as exc:
-            raise HTTPException(400, f"update failed, nothing was changed: {exc}") from exc
+        parsing(request, "update")
+        await self.workers.call(self._apply_update, operation, endpoint_url(request))
         return Response(status_code=204)
 
     def _apply_update(self, operation: Operation, base: str) -> None:

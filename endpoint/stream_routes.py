@@ -19,23 +19,18 @@ from starlette.routing import Route
 from endpoint.access import require_write
 from endpoint.settings import Settings
 from endpoint.workers import Workers
-from engine.rdf.documents import MEDIA_TYPE_FORMATS, parse_rdf
-from engine.rdf.ntriples import NTriplesError, parse_lines
 from engine.rdf.terms import IRI, iri_problem
-from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
-from engine.stream.batch_format import parse_batch, parse_timestamp
-from engine.stream.errors import StreamError
-from engine.stream.registry import StreamDefinition
-from engine.stream.stream_engine import StreamEngine
+from engine.stream import StreamDefinition, StreamEngine
 
 IDLE_POLICIES = ("none", "wallclock")
-
-
-def stream_error(exc: StreamError) -> HTTPException:
-    return HTTPException(exc.status, str(exc))
+#: the type of an item sent without Content-Type
+DEFAULT_ITEM_TYPE = "application/n-triples"
 
 
 class StreamRoutes:
+    """The handlers of ``/streams`` and ``/streams/{name}``; the engine's
+    errors are answered by the application's handlers (:mod:`endpoint.errors`)."""
+
     def __init__(self, engine: StreamEngine, settings: Settings, workers: Workers) -> None:
         self.engine = engine
         self.settings = settings
@@ -53,80 +48,25 @@ class StreamRoutes:
         return JSONResponse({"streams": [s.to_json() for s in self.engine.streams.values()]})
 
     async def describe(self, request: Request) -> Response:
-        try:
-            return JSONResponse(self.engine.stream(request.path_params["name"]).to_json())
-        except StreamError as exc:
-            raise stream_error(exc) from exc
+        return JSONResponse(self.engine.stream(request.path_params["name"]).to_json())
 
     async def declare(self, request: Request) -> Response:
         require_write(request, self.settings)
         name = request.path_params["name"]
         definition = _definition(name, await request.body(), str(request.url))
-        try:
-            state, created = await self.workers.call(self.engine.declare_stream, definition)
-        except StreamError as exc:
-            raise stream_error(exc) from exc
+        state, created = await self.workers.call(self.engine.declare_stream, definition)
         return JSONResponse(state.to_json(), status_code=201 if created else 200,
                             headers={"Location": str(request.url)})
 
     async def ingest(self, request: Request) -> Response:
+        """One item, a heartbeat or a batch: the engine parses the body and ingests it."""
         require_write(request, self.settings)
-        name = request.path_params["name"]
-        if name not in self.engine.streams:
-            raise HTTPException(404, f"unknown stream {name!r}")
-        body = await request.body()
-        media = request.headers.get("content-type", "application/n-triples").split(";")[0].strip().lower()
-        items = await self.workers.call(_items, body, media, _timestamp(request))
-        try:
-            summary = await self.workers.call(self.engine.ingest, name, items)
-        except StreamError as exc:
-            raise stream_error(exc) from exc
+        media_type = request.headers.get("content-type", DEFAULT_ITEM_TYPE).split(";")[0].strip().lower()
+        timestamp = request.headers.get("x-timestamp") or request.query_params.get("timestamp")
+        summary = await self.workers.call(
+            self.engine.ingest_body, request.path_params["name"], await request.body(), media_type, timestamp
+        )
         return JSONResponse(summary, status_code=202)
-
-
-def _timestamp(request: Request) -> int | None:
-    text = request.headers.get("x-timestamp") or request.query_params.get("timestamp")
-    if text is None:
-        return None
-    try:
-        return parse_timestamp(text)
-    except ValueError as exc:
-        raise HTTPException(400, str(exc)) from exc
-
-
-def _items(body: bytes, media: str, timestamp: int | None) -> list:
-    """The items of a POST body; raises 400/415 before anything is ingested."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HTTPException(400, f"the body is not UTF-8: {exc}") from exc
-    if media == BATCH_MEDIA_TYPE:
-        if timestamp is not None:
-            raise HTTPException(400, "timestamped N-Triples carry their own timestamps: "
-                                     "drop the X-Timestamp header / timestamp parameter")
-        try:
-            return parse_batch(text)
-        except StreamError as exc:
-            raise stream_error(exc) from exc
-    if not text.strip():
-        if timestamp is None:
-            raise HTTPException(400, "an empty item (heartbeat) needs a timestamp")
-        return [(timestamp, [])]
-    if media in ("application/n-triples", "text/plain"):
-        try:
-            triples = [(s, p, o) for _, (s, p, o, g) in parse_lines(text)]
-        except NTriplesError as exc:
-            raise HTTPException(400, f"malformed N-Triples, nothing was ingested: {exc}") from exc
-        return [(timestamp, triples)]
-    fmt = MEDIA_TYPE_FORMATS.get(media)
-    if fmt is None or fmt in ("nquads", "trig"):
-        raise HTTPException(415, f"unsupported item type {media!r}; use application/n-triples, text/turtle, "
-                                 f"application/ld+json or {BATCH_MEDIA_TYPE}")
-    try:
-        triples = [(s, p, o) for s, p, o, _ in parse_rdf(body, fmt)]
-    except Exception as exc:  # rdflib raises many kinds; all mean a malformed body
-        raise HTTPException(400, f"malformed {media} item, nothing was ingested: {exc}") from exc
-    return [(timestamp, triples)]
 
 
 def _check_iri(field: str, value: object) -> None:

@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TypeVar
 
 import anyio
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from engine.api import QueryCancelled
@@ -43,8 +42,9 @@ class Workers:
 
     async def query(self, request: Request, fn: Callable[[Callable[[], bool]], T]) -> T:
         """Run ``fn(should_stop)``; cancel it when the client disconnects or
-        the time limit passes. Raises HTTPException 503 on timeout and
-        :class:`ClientGone` on a disconnect."""
+        the time limit passes. Raises :class:`QueryCancelled` on timeout and
+        :class:`ClientGone` on a disconnect (the application's error handlers
+        answer 503 and 499)."""
         disconnected = threading.Event()
         started = time.monotonic()
         deadline = started + self.query_timeout
@@ -65,16 +65,13 @@ class Workers:
                 watchers.cancel_scope.cancel()
         if error is None:
             return result
-        if not isinstance(error, QueryCancelled):
-            raise error
-        elapsed = time.monotonic() - started
-        if disconnected.is_set():
-            log.warning("query cancelled after %.2f s: client disconnected", elapsed)
-            raise ClientGone()
-        log.warning("query cancelled after %.2f s: over the %g s time limit", elapsed, self.query_timeout)
-        raise HTTPException(
-            503, f"query cancelled: it ran longer than the server's time limit of {self.query_timeout:g} s"
-        )
+        if isinstance(error, QueryCancelled):
+            elapsed = time.monotonic() - started
+            if disconnected.is_set():
+                log.warning("query cancelled after %.2f s: client disconnected", elapsed)
+                raise ClientGone() from error
+            log.warning("query cancelled after %.2f s: over the %g s time limit", elapsed, self.query_timeout)
+        raise error
 
     async def stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
         """Serialise a result in worker threads one chunk at a time; if the

@@ -42,3 +42,15 @@ class TooManyWindows(StreamError):
     the server evaluates in one request (every window must be reported)."""
 
     status = 422
+
+
+class BadItem(StreamError):
+    """A stream item body that cannot be read; nothing of it is ingested."""
+
+    status = 400
+
+
+class UnsupportedItemType(StreamError):
+    """An item body in a media type streams do not take."""
+
+    status = 415

@@ -11,6 +11,11 @@ data fires, window after window, in order; the output of ``REGISTER STREAM``
 queries is ingested into their output streams, which may fire more queries.
 Last, transient data and stored deltas that no window can reach any more are
 freed or compacted.
+
+Events leave through each query's :class:`~engine.stream.broadcast.Broadcast`
+into subscriber queues that consumers drain on their own side: under its lock
+the engine never runs a consumer's code. Callers make one call per request
+(``ingest_body`` parses a POST body outside the lock, then ingests it).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from engine.rdf.terms import IRI, Term
+from engine.rdf.terms import IRI
 from engine.sparql.syntax.registration import ContinuousQuery, parse_registration
 from engine.stream.errors import (
     BadRegistration,
@@ -33,13 +38,12 @@ from engine.stream.errors import (
     UnknownStream,
 )
 from engine.stream.events import WindowEvent
+from engine.stream.items import Item, parse_items
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
+from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 
 log = logging.getLogger("rivulet.streams")
-
-#: an item: (timestamp in ms or None for arrival time, its triples)
-Item = tuple[int | None, Sequence[tuple[Term, Term, Term]]]
 
 DEFAULT_RETAINED_EVENTS = 1000
 #: windows one query may report in one ingest request
@@ -60,7 +64,7 @@ class StreamEngine:
         self._next_stream_number = 0
         self._idle_clock: threading.Thread | None = None
         self._closed = threading.Event()
-        store.quad_store.compaction_bounds = self._compaction_bounds
+        store.quad_store.compaction_bounds = self.retention_bounds
 
     # ---------------------------------------------------------------- streams
     def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
@@ -103,6 +107,13 @@ class StreamEngine:
         return None
 
     # ----------------------------------------------------------------- ingest
+    def ingest_body(self, name: str, body: bytes, media_type: str, timestamp: str | None = None) -> dict:
+        """Ingest the body of one POST to stream ``name`` (see
+        :func:`~engine.stream.items.parse_items`); returns a summary. The body
+        is parsed before the engine's lock is taken."""
+        self.stream(name)
+        return self.ingest(name, parse_items(body, media_type, timestamp))
+
     def ingest(self, name: str, items: Iterable[Item]) -> dict:
         """Ingest one batch of items into stream ``name``; returns a summary."""
         with self._lock:
@@ -126,9 +137,9 @@ class StreamEngine:
         unit, a clock in seconds...): every window must be reported, and that
         many would hold the server for minutes."""
         for running in self.queries.values():
-            if state not in running.streams or running.step_ms is None or running.next_index is None:
+            if state not in running.streams:
                 continue
-            pending = watermark // running.step_ms - running.next_index + 1
+            pending = running.schedule.windows_until(watermark)
             if pending > MAX_WINDOWS_AT_ONCE:
                 raise TooManyWindows(
                     f"timestamp {watermark} ms would close {pending} windows of query "
@@ -196,7 +207,7 @@ class StreamEngine:
         if flat:
             for query in self.queries.values():
                 if state in query.streams:
-                    query.start_at(data_items[0][0])
+                    query.schedule.start_at(data_items[0][0])
         if items:
             state.watermark = items[-1][0]
         state.record(len(data_items), len(flat), from_producer)
@@ -241,6 +252,20 @@ class StreamEngine:
             raise UnknownQuery(f"unknown query {name!r}")
         return running
 
+    def subscribe(
+        self, name: str, after_sequence: int | None = None, capacity: int = DEFAULT_CAPACITY
+    ) -> Subscription:
+        """A queue of query ``name``'s window events for one consumer, which
+        drains it from its own thread or loop; the retained events after
+        ``after_sequence`` (``Last-Event-ID``) come first."""
+        return self.query(name).subscribe(after_sequence, capacity)
+
+    def unsubscribe(self, name: str, subscription: Subscription) -> None:
+        """The consumer of ``subscription`` went away (nothing to do if the query is gone)."""
+        running = self.queries.get(name)
+        if running is not None:
+            running.broadcast.unsubscribe(subscription)
+
     # ----------------------------------------------------------------- firing
     def _fire_due(self, received: float) -> list[WindowEvent]:
         """Evaluate every window whose data is complete, in window order per
@@ -250,7 +275,7 @@ class StreamEngine:
         while progress:
             progress = False
             for running in list(self.queries.values()):
-                while (close := running.due()) is not None:
+                while (close := running.schedule.due()) is not None:
                     event = running.evaluate(
                         self.store.quad_store, self.store.service_client, close, received
                     )
@@ -278,14 +303,14 @@ class StreamEngine:
     def _reclaim(self) -> None:
         """Free the transient data no window can reach, and the terms only it
         used. (Stored deltas are compacted at every store commit, within the
-        bounds :meth:`_compaction_bounds` gives.)"""
+        bounds :meth:`retention_bounds` gives.)"""
         terms = self.store.quad_store.terms
         for state in self.streams.values():
             readers = [q for q in self.queries.values() if state in q.streams]
             before_ts: int | None = None
             before_seq: int | None = None
             for q in readers:
-                ts, seq = q.oldest_needed()
+                ts, seq = q.schedule.oldest_needed()
                 if ts is not None:
                     before_ts = ts if before_ts is None else min(before_ts, ts)
                 if seq is not None:
@@ -295,20 +320,18 @@ class StreamEngine:
             for chunk in state.log.expire(before_ts, before_seq):
                 _call(terms, "release", np.concatenate([chunk.s, chunk.p, chunk.o]))
 
-    def _compaction_bounds(self) -> dict[int, int]:
+    def retention_bounds(self) -> dict[int, int]:
         """Per stream number, the earliest application time a pending window
         will read the store as of: deltas of that stream from then on must keep
-        their timestamps. Called at commits, from any writer's thread."""
+        their timestamps. They move when a query is registered or unregistered,
+        when windows fire and when the log is reclaimed; read at commits, from
+        any writer's thread."""
         bounds: dict[int, int] = {}
         for query in list(self.queries.values()):
-            pending = query.pending_close_ms()
             for state in query.streams:
-                if pending is None and query.count is not None:
-                    # a count window reads the store as of its last item: keep
-                    # everything still in the log apart
-                    pending = state.log.first_ts() if state.log.chunks else state.watermark
-                if pending is not None:
-                    bounds[state.number] = min(bounds.get(state.number, pending), pending)
+                bound = query.schedule.store_bound(state)
+                if bound is not None:
+                    bounds[state.number] = min(bounds.get(state.number, bound), bound)
         return bounds
 
     def _start_idle_clock(self) -> None:

@@ -25,11 +25,13 @@ def test_every_window_matches_the_reference(n, items):
     engine = StreamEngine(Store())
     engine.declare_stream(StreamDefinition("sensors", IRI(csrbench.STREAM)))
     running = engine.register(csrbench.registration(n))
+    queue = running.subscribe()
     events = []
-    running.subscribe(events.append)
     for ts, triples in items:
         engine.ingest("sensors", [(ts, triples)])
+        events += queue.drain()
     engine.heartbeat("sensors", spec["final_watermark_ms"])
+    events += queue.drain()
     got = [
         {
             "close_ms": e.end_ms,

@@ -81,10 +81,12 @@ def run(data, items):
     engine = StreamEngine(store)
     for spec in STREAMS.values():
         engine.declare_stream(StreamDefinition(spec.name, spec.iri, timing=spec.timing))
-    events = {}
-    for query in QUERIES:
-        events[query.name] = []
-        engine.register(query.registration()).subscribe(events[query.name].append)
+    queues = {query.name: engine.register(query.registration()).subscribe() for query in QUERIES}
+    events = {name: [] for name in queues}
+
+    def drain() -> None:
+        for name, queue in queues.items():
+            events[name] += queue.drain()
     arrival: list[str] = []  # stream names in the order their first data item was ingested
     sent = dict.fromkeys(BATCH_MS, START_MS)
     for end in range(START_MS + 50, START_MS + DATA_MS + 1, 50):
@@ -96,8 +98,10 @@ def run(data, items):
             if batch and name not in arrival:
                 arrival.append(name)
             engine.ingest(name, [*batch, (end, [])])
+            drain()
     for name in STREAMS:
         engine.heartbeat(name, FINAL_MS)
+        drain()
     return events, arrival
 
 

@@ -9,6 +9,7 @@ from engine.rdf.terms import IRI, Literal
 from engine.stream.errors import BadRegistration, DuplicateName, LateItem, TooManyWindows, UnknownStream
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
+from engine.stream.subscription import Subscription
 
 EX = "http://example.org/"
 
@@ -30,10 +31,9 @@ def engine():
     engine.close()
 
 
-def collect(engine, text):
-    events = []
-    engine.register(text).subscribe(events.append)
-    return events
+def subscribe(engine, text) -> Subscription:
+    """Register a query and subscribe to it; the test drains its events."""
+    return engine.register(text).subscribe()
 
 
 def rows(event):
@@ -41,21 +41,23 @@ def rows(event):
 
 
 def test_item_at_the_close_belongs_to_the_next_window(engine):
-    events = collect(engine, f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
-                             "WHERE { ?s ?p ?o }")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                              "WHERE { ?s ?p ?o }")
     engine.ingest("a", [(500, [triple("x", "name", Literal("x"))])])
     engine.ingest("a", [(1000, [triple("y", "name", Literal("y"))])])
     engine.heartbeat("a", 2000)
+    events = queue.drain()
     assert [(e.start_ms, e.end_ms) for e in events] == [(0, 1000), (1000, 2000)]
     assert rows(events[0]) == [(EX + "x",)]
     assert rows(events[1]) == [(EX + "y",)]
 
 
 def test_empty_windows_are_reported_and_none_is_skipped(engine):
-    events = collect(engine, f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}a> "
-                             "[RANGE 1s STEP 1s] WHERE { ?s ?p ?o }")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}a> "
+                              "[RANGE 1s STEP 1s] WHERE { ?s ?p ?o }")
     engine.ingest("a", [(100, [triple("x", "name", Literal("x"))])])
     engine.heartbeat("a", 5000)
+    events = queue.drain()
     assert [e.sequence for e in events] == [1, 2, 3, 4, 5]
     assert [e.rows[0][0].lexical for e in events] == ["1", "0", "0", "0", "0"]
 
@@ -69,14 +71,16 @@ def test_late_items_are_rejected_and_change_nothing(engine):
 
 
 def test_a_multi_stream_query_waits_for_every_stream(engine):
-    events = collect(engine, f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
-                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] "
-                             f"WHERE {{ ?s <{EX}knows> ?x . ?x <{EX}name> ?o }}")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                              f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] "
+                              f"WHERE {{ ?s <{EX}knows> ?x . ?x <{EX}name> ?o }}")
     engine.ingest("a", [(100, [triple("x", "knows", "y")])])
     engine.heartbeat("a", 3000)
+    events = queue.drain()
     assert events == []
     engine.ingest("b", [(200, [triple("y", "name", Literal("Y"))])])
     engine.heartbeat("b", 1000)
+    events += queue.drain()
     assert len(events) == 1 and rows(events[0]) == [(EX + "x", "Y")]
 
 
@@ -84,12 +88,13 @@ def test_stored_data_is_read_as_of_the_window_close(engine):
     """Window [0,1000) must not see what stream b absorbed at 1500, even though
     it was ingested before the window fired."""
     store = engine.store
-    events = collect(engine, f"REGISTER QUERY q AS SELECT ?who FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
-                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] FROM <{EX}b> "
-                             f"WHERE {{ ?who <{EX}temp> ?t . ?who <{EX}name> ?n }}")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT ?who FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                              f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] FROM <{EX}b> "
+                              f"WHERE {{ ?who <{EX}temp> ?t . ?who <{EX}name> ?n }}")
     engine.ingest("a", [(100, [triple("x", "temp", Literal("20"))])])
     engine.ingest("b", [(1500, [triple("x", "name", Literal("X"))])])  # absorbed into graph <b>
     engine.heartbeat("a", 2000)
+    events = queue.drain()
     assert rows(events[0]) == []  # window 1: the name arrived later (as of 1000)
     assert len(store.query(f"SELECT * WHERE {{ GRAPH <{EX}b> {{ ?s ?p ?o }} }}")) == 1
 
@@ -107,53 +112,59 @@ def test_timing_triples_are_not_stored_and_expire(engine):
 def test_istream_and_dstream(engine):
     body = (f"AS SELECT ?s FROM NAMED WINDOW <{EX}w> ON <{EX}a> [RANGE PT2S STEP PT1S] "
             f"WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}name> ?n }} }}")
-    inserted = collect(engine, "REGISTER ISTREAM qi " + body)
-    deleted = collect(engine, "REGISTER DSTREAM qd " + body)
+    inserted_queue = subscribe(engine, "REGISTER ISTREAM qi " + body)
+    deleted_queue = subscribe(engine, "REGISTER DSTREAM qd " + body)
     engine.ingest("a", [(100, [triple("x", "name", Literal("x"))])])
     engine.ingest("a", [(1100, [triple("y", "name", Literal("y"))])])
     engine.heartbeat("a", 3000)
+    inserted = inserted_queue.drain()
     assert [rows(e) for e in inserted] == [[(EX + "x",)], [(EX + "y",)], []]
+    deleted = deleted_queue.drain()
     assert [rows(e) for e in deleted] == [[], [], [(EX + "x",)]]
 
 
 def test_rspql_joins_a_window_with_the_stored_default_graph(engine):
     engine.store.update(f"INSERT DATA {{ <{EX}x> <{EX}city> \"Oslo\" }}")
-    events = collect(engine, f"REGISTER RSTREAM q AS SELECT ?s ?c FROM NAMED WINDOW <{EX}w> ON <{EX}a> "
-                             f"[RANGE PT1S STEP PT1S] WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}temp> ?t }} "
-                             f"?s <{EX}city> ?c }}")
+    queue = subscribe(engine, f"REGISTER RSTREAM q AS SELECT ?s ?c FROM NAMED WINDOW <{EX}w> ON <{EX}a> "
+                              f"[RANGE PT1S STEP PT1S] WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}temp> ?t }} "
+                              f"?s <{EX}city> ?c }}")
     engine.ingest("a", [(10, [triple("x", "temp", Literal("5"))])])
     engine.heartbeat("a", 1000)
+    events = queue.drain()
     assert rows(events[0]) == [(EX + "x", "Oslo")]
 
 
 def test_register_stream_output_feeds_another_query(engine):
     engine.register(f"REGISTER STREAM <{EX}hot> AS CONSTRUCT {{ ?s <{EX}hot> true }} "
                     f"FROM STREAM <{EX}a> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}temp> ?t FILTER(?t > 30) }}")
-    events = collect(engine, f"REGISTER QUERY alarms AS SELECT ?s FROM STREAM <{EX}hot> [RANGE 1s STEP 1s] "
-                             f"WHERE {{ ?s <{EX}hot> true }}")
+    queue = subscribe(engine, f"REGISTER QUERY alarms AS SELECT ?s FROM STREAM <{EX}hot> [RANGE 1s STEP 1s] "
+                              f"WHERE {{ ?s <{EX}hot> true }}")
     hot = Literal("35", "http://www.w3.org/2001/XMLSchema#integer")
     engine.ingest("a", [(10, [triple("x", "temp", hot)])])
     engine.heartbeat("a", 1000)  # the output item is at 1000: the alarm window closing at 2000 holds it
     engine.heartbeat("a", 2000)
+    events = queue.drain()
     assert [rows(e) for e in events] == [[(EX + "x",)]]
 
 
 def test_count_windows_tumble_every_n_triples(engine):
-    events = collect(engine, f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}b> [TRIPLES 3] "
-                             "WHERE { ?s ?p ?o }")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}b> [TRIPLES 3] "
+                              "WHERE { ?s ?p ?o }")
     for t in range(7):
         engine.ingest("b", [(t, [triple(f"s{t}", "p", "o")])])
+    events = queue.drain()
     assert [e.rows[0][0].lexical for e in events] == ["3", "3"]
 
 
 def test_f_timestamp(engine):
-    events = collect(engine, f"PREFIX f: <http://larkc.eu/csparql/sparql/jena/ext#> "
-                             f"REGISTER QUERY q AS SELECT ?s (f:timestamp(?s, <{EX}name>, ?n) AS ?ts) "
-                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}name> ?n }}")
+    queue = subscribe(engine, f"PREFIX f: <http://larkc.eu/csparql/sparql/jena/ext#> "
+                              f"REGISTER QUERY q AS SELECT ?s (f:timestamp(?s, <{EX}name>, ?n) AS ?ts) "
+                              f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}name> ?n }}")
     engine.ingest("b", [(250, [triple("x", "name", Literal("x"))])])
     engine.ingest("b", [(600, [triple("y", "name", Literal("y"))]),
                         (700, [triple("x", "name", Literal("x"))])])
     engine.heartbeat("b", 1000)
+    events = queue.drain()
     assert rows(events[0]) == [(EX + "x", "700"), (EX + "y", "600")]  # the latest occurrence
 
 
@@ -213,35 +224,39 @@ def test_a_term_used_by_stored_data_survives_its_window(engine):
 
 
 def test_a_timestamp_that_would_close_too_many_windows_is_refused(engine):
-    events = collect(engine, f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 100ms] "
-                             "WHERE { ?s ?p ?o }")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 100ms] "
+                              "WHERE { ?s ?p ?o }")
     engine.ingest("a", [(0, [triple("x", "name", Literal("x"))])])
     with pytest.raises(TooManyWindows, match="1700000000000"):
         engine.heartbeat("a", 1_700_000_000_000)  # a clock in ms after stream time from 0
+    events = queue.drain()
     assert engine.stream("a").watermark == 0 and events == []
     engine.heartbeat("a", 1000)
+    events += queue.drain()
     assert len(events) == 10
 
 
 def test_istream_applies_to_construct_too(engine):
-    events = collect(engine, f"REGISTER ISTREAM <{EX}out> AS CONSTRUCT {{ ?s <{EX}seen> true }} "
-                             f"FROM NAMED WINDOW <{EX}w> ON <{EX}a> [RANGE PT2S STEP PT1S] "
-                             f"WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}name> ?n }} }}")
+    queue = subscribe(engine, f"REGISTER ISTREAM <{EX}out> AS CONSTRUCT {{ ?s <{EX}seen> true }} "
+                              f"FROM NAMED WINDOW <{EX}w> ON <{EX}a> [RANGE PT2S STEP PT1S] "
+                              f"WHERE {{ WINDOW <{EX}w> {{ ?s <{EX}name> ?n }} }}")
     engine.ingest("a", [(100, [triple("x", "name", Literal("x"))])])
     engine.heartbeat("a", 3000)
+    events = queue.drain()
     assert [len(e.triples) for e in events] == [1, 0, 0]
 
 
 def test_an_update_keeps_the_snapshot_of_pending_windows(engine):
     """An INSERT into a stream's stored graph must not lose the timestamps
     that keep later stream data out of earlier windows."""
-    events = collect(engine, f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
-                             f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] FROM <{EX}a> "
-                             f"WHERE {{ ?s <{EX}name> ?n }}")
+    queue = subscribe(engine, f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                              f"FROM STREAM <{EX}b> [RANGE 1s STEP 1s] FROM <{EX}a> "
+                              f"WHERE {{ ?s <{EX}name> ?n }}")
     engine.ingest("b", [(10, [triple("b1", "other", "x")])])
     engine.ingest("a", [(5000, [triple("late", "name", Literal("late"))])])
     engine.store.update(f"INSERT DATA {{ GRAPH <{EX}a> {{ <{EX}u> <{EX}other> 1 }} }}")
     engine.heartbeat("b", 1000)
+    events = queue.drain()
     assert rows(events[0]) == []
     assert engine.store.query(f"ASK {{ GRAPH <{EX}a> {{ <{EX}u> <{EX}other> 1 }} }}").boolean
 

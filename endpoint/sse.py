@@ -1,0 +1,57 @@
+"""The wire form of window events: one Server-Sent Event per reported window.
+
+The data field is one line of JSON: the window's bounds and timings and its
+answer as SPARQL 1.1 JSON results (CONSTRUCT: ?subject ?predicate ?object
+rows). It is written once per event however many subscribers send it: the
+payloads are cached per event, for as long as the engine retains the event.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import orjson
+from sse_starlette.sse import ServerSentEvent
+
+from engine.sparql.results.dispatch import write_boolean, write_select
+from engine.stream import WindowEvent
+
+#: payloads of the events still alive; written and read on the event loop only
+_payloads: weakref.WeakKeyDictionary[WindowEvent, str] = weakref.WeakKeyDictionary()
+
+
+def window_sse(event: WindowEvent) -> ServerSentEvent:
+    """The SSE of a window; its id is the sequence number a client resumes after."""
+    return ServerSentEvent(data=event_payload(event), event="window", id=str(event.sequence))
+
+
+def event_payload(event: WindowEvent) -> str:
+    """The event's JSON, written on first use and then shared."""
+    payload = _payloads.get(event)
+    if payload is None:
+        payload = _payloads[event] = _write(event)
+    return payload
+
+
+def _write(event: WindowEvent) -> str:
+    head = orjson.dumps(
+        {
+            "query": event.query,
+            "sequence": event.sequence,
+            "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+            "rows": len(event.triples) if event.form == "CONSTRUCT" else len(event.rows),
+            "closed_at_ms": round(event.closed_at * 1000, 3),
+            "reported_at_ms": round(event.reported_at * 1000, 3),
+        }
+    )
+    # no newline inside: an SSE data field is one line
+    return (head[:-1] + b',"results":' + results_json(event).strip() + b"}").decode()
+
+
+def results_json(event: WindowEvent) -> bytes:
+    """The SPARQL 1.1 JSON results of the window (CONSTRUCT: ?s ?p ?o rows)."""
+    if event.form == "ASK":
+        return write_boolean("json", bool(event.boolean))
+    if event.form == "CONSTRUCT":
+        return b"".join(write_select("json", ["subject", "predicate", "object"], event.triples))
+    return b"".join(write_select("json", event.variables, event.rows))

@@ -1,0 +1,133 @@
+"""The dataset one window is evaluated over: its slice of the transient logs
+and the stored graphs as of its close.
+
+A time window reads ``[close - range, close)`` of each stream's log and the
+stored graphs as they were at ``close``; a count window reads its ``count``
+triples and the store as of its last item. Stored graphs that streams append
+to are :class:`LayeredGraph`s and are cut at that time (``as_of``); every
+other graph is read whole. C-SPARQL merges the windows into the default
+graph (with the FROM graphs, without duplicates); RSP-QL keeps the stored
+dataset and names each window. The f:timestamp function of C-SPARQL is
+answered from the same slice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.rdf.terms import XSD_INTEGER, Literal
+from engine.sparql.exec.dataset import merged
+from engine.sparql.exec.executor import QueryDataset
+from engine.sparql.exec.query_terms import QueryTerms
+from engine.sparql.expr.evaluate import ExprError
+from engine.sparql.syntax.registration import ContinuousQuery
+from engine.store.layered_graph import LayeredGraph
+from engine.store.memory_graph import MemoryGraph
+from engine.store.quad_store import DEFAULT_GRAPH
+from engine.store.union_graph import UnionGraph
+from engine.stream.registry import StreamState
+from engine.stream.schedule import WindowSchedule
+from engine.stream.transient import WindowContent
+
+#: C-SPARQL's f:timestamp(?s, ?p, ?o): when the triple entered the window
+TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
+
+
+@dataclass(frozen=True)
+class Window:
+    """One window: its rows per stream, its bounds as reported, and the
+    application time the stored graphs are read as of."""
+
+    contents: list[WindowContent]
+    start_ms: int
+    end_ms: int
+    as_of: int
+
+
+def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> Window:
+    """The window of ``spec`` closing at ``close`` (ms, or sequence number)."""
+    if schedule.count is not None:
+        content = schedule.streams[0].log.sequence_range(close - schedule.count, close)
+        if not len(content):
+            return Window([content], 0, 0, 0)
+        last = int(content.ts.max()) + 1
+        return Window([content], int(content.ts.min()), last, last)
+    contents = [
+        s.log.time_range(close - w.range_ms, close)
+        for s, w in zip(schedule.streams, spec.windows, strict=True)
+    ]
+    return Window(contents, close - schedule.range_ms, close, close)
+
+
+def window_dataset(
+    spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict, terms: QueryTerms
+) -> QueryDataset:
+    """The dataset of ``window`` over the store snapshot's ``graphs``."""
+    cutoffs = {s.number: window.as_of for s in streams}
+
+    def cut(graph):
+        return graph.as_of(cutoffs) if isinstance(graph, LayeredGraph) else graph
+
+    def stored(graph_id: int):
+        return cut(graphs.get(graph_id) or MemoryGraph.empty())
+
+    query = spec.query
+    stored_default = list(query.dataset.default) if query.dataset else []
+    stored_named = list(query.dataset.named) if query.dataset else []
+    named = {terms.encode(g): stored(terms.encode(g)) for g in stored_named}
+    if spec.language == "rspql":
+        if stored_default:
+            default = merged([stored(terms.encode(g)) for g in stored_default])
+        else:
+            default = stored(DEFAULT_GRAPH)
+        if not query.dataset:
+            named = {g: cut(graph) for g, graph in graphs.items() if g != DEFAULT_GRAPH}
+        windows = {
+            w.name: MemoryGraph(c.s, c.p, c.o) for w, c in zip(spec.windows, window.contents, strict=True)
+        }
+        return QueryDataset(default, named, windows)
+    # C-SPARQL: the default graph is the RDF merge of the windows and the FROM graphs
+    merged_window = MemoryGraph(
+        np.concatenate([c.s for c in window.contents]),
+        np.concatenate([c.p for c in window.contents]),
+        np.concatenate([c.o for c in window.contents]),
+    )
+    if not stored_default:
+        return QueryDataset(merged_window, named)
+    from_graphs = merged([stored(terms.encode(g)) for g in stored_default])
+    fresh = ~UnionGraph([from_graphs]).contains(merged_window.s, merged_window.p, merged_window.o)
+    merged_window = MemoryGraph(merged_window.s[fresh], merged_window.p[fresh], merged_window.o[fresh],
+                                unique=True)
+    return QueryDataset(UnionGraph([merged_window, from_graphs]), named)
+
+
+def timestamp_function(contents: list[WindowContent], terms: QueryTerms):
+    """f:timestamp over the window's rows: the latest timestamp of the triple.
+
+    The first call sorts the window's rows by (s, p, o, ts) once; each call is
+    then a binary search on the subject and a scan of its few rows."""
+    index: list[np.ndarray] = []
+
+    def build() -> None:
+        s = np.concatenate([c.s for c in contents])
+        p = np.concatenate([c.p for c in contents])
+        o = np.concatenate([c.o for c in contents])
+        ts = np.concatenate([c.ts for c in contents])
+        order = np.lexsort((ts, o, p, s))
+        index.extend((s[order], p[order], o[order], ts[order]))
+
+    def timestamp(s, p, o) -> Literal:
+        if not index:
+            build()
+        subjects, predicates, objects, stamps = index
+        sid, pid, oid = terms.encode(s), terms.encode(p), terms.encode(o)
+        lo = int(np.searchsorted(subjects, sid, side="left"))
+        hi = int(np.searchsorted(subjects, sid, side="right"))
+        hits = np.flatnonzero((predicates[lo:hi] == pid) & (objects[lo:hi] == oid))
+        if not len(hits):
+            raise ExprError("f:timestamp: the triple is not in the window")
+        return Literal(str(int(stamps[lo + hits[-1]])), XSD_INTEGER)
+
+    return timestamp
