@@ -5,7 +5,8 @@ Here the close is explicit: the producer sends the data of ``[t - 100 ms, t)``,
 then a heartbeat at ``t``, and the clock runs from sending that heartbeat to
 receiving the window's event. Two ways:
 
-* engine: ``StreamEngine.ingest(stream, [(t, [])])`` -> the subscriber callback;
+* engine: ``StreamEngine.heartbeat(stream, t)`` -> its return, the event taken
+  from the query's subscription queue;
 * HTTP: a real uvicorn server in a child process (so that client and server
   do not share one interpreter lock); ``POST /streams/{s}`` with the heartbeat
   -> the ``window`` event read by an httpx client from
@@ -107,7 +108,7 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
     for query in QUERIES:
         arrivals: dict[int, tuple[float, int]] = {}
         running = engine.register(query.registration())
-        running.subscribe(_recorder(arrivals))
+        subscription = running.subscribe()
         result = out[query.name] = Latencies()
         gc.collect()
         for i in range(WARMUP_WINDOWS + windows):
@@ -121,6 +122,7 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
                 engine.heartbeat(name, close)
             sent = time.perf_counter()
             engine.heartbeat(query.streams[-1], close)
+            _record(subscription, arrivals)
             if i >= WARMUP_WINDOWS:
                 received, rows = arrivals[close]
                 result.samples_ms.append((received - sent) * 1000)
@@ -132,13 +134,11 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
     return out
 
 
-def _recorder(arrivals: dict[int, tuple[float, int]]):
-    """A subscriber noting when each window's event arrived, and its rows."""
-    def record(event) -> None:
-        if event is not None:  # None: the query was unregistered
-            arrivals[event.end_ms] = (time.perf_counter(), len(event.rows))
-
-    return record
+def _record(subscription, arrivals: dict[int, tuple[float, int]]) -> None:
+    """Note when each window's event was taken from the queue, and its rows."""
+    received = time.perf_counter()
+    for event in subscription.drain():
+        arrivals[event.end_ms] = (received, len(event.rows))
 
 
 # --------------------------------------------------------------------- HTTP

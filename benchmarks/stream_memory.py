@@ -44,10 +44,10 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import machine_description, markdown_table, write_section
+from endpoint.sse import event_payload
 from engine.api import Store
 from engine.rdf.terms import IRI, RDF_TYPE, XSD_DECIMAL, XSD_DOUBLE, Literal
 from engine.store.layered_graph import LayeredGraph
-from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
 
@@ -225,16 +225,15 @@ class Run:
         self.engine = StreamEngine(self.store, retain_events=self.retain_events)
         self.engine.declare_stream(StreamDefinition(
             "sensors", STREAM, timing=TIMING[self.variant], graph=METADATA_GRAPH))
-        for text in registrations(self.variant):
-            self.engine.register(text).subscribe(self._consume)
+        self.subscriptions = [self.engine.register(text).subscribe() for text in registrations(self.variant)]
 
-    def _consume(self, event: WindowEvent | None) -> None:
-        """A subscriber does what the SSE writer does: serialise the event once
-        (None comes when a query is unregistered)."""
-        if event is None:
-            return
-        event.to_json()
-        self.events += 1
+    def _consume(self) -> None:
+        """Drain the subscriptions as the SSE writer does: write each event's
+        payload once."""
+        for subscription in self.subscriptions:
+            for event in subscription.drain():
+                event_payload(event)
+                self.events += 1
 
     def windows_fired(self) -> int:
         return sum(q.sequence for q in self.engine.queries.values())
@@ -256,6 +255,7 @@ class Run:
             triples = feed.item()
             t0 = time.perf_counter()
             engine.ingest("sensors", [(START_MS + int(ingested / per_ms), triples)])
+            self._consume()
             window_engine += time.perf_counter() - t0
             ingested += len(triples)
             if ingested / self.rate >= next_sample:
