@@ -31,7 +31,6 @@ from engine.rdf.terms import IRI, XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTE
 _UNESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
 _ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
-_CANONICAL_SPECIAL = re.compile(r'[\\"\n\r]')
 _CANONICAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
 _TSV_SPECIAL = re.compile(r'[\\"\n\r\t\b\f]')
 _TSV_ESCAPES = str.maketrans(
@@ -60,35 +59,41 @@ def unescape(text: str) -> str:
 def escape_string(text: str, *, tsv: bool = False) -> str:
     """The body of a quoted literal: canonical N-Triples escapes, plus tab,
     backspace and form feed when ``tsv``."""
-    special, escapes = (_TSV_SPECIAL, _TSV_ESCAPES) if tsv else (_CANONICAL_SPECIAL, _CANONICAL_ESCAPES)
-    return text.translate(escapes) if special.search(text) else text
-
-
-def _iri(value: str, tsv: bool) -> str:
     if tsv:
-        value = _IRI_SPECIAL.sub(lambda m: f"\\u{ord(m.group()):04X}", value)
-    return "<" + value + ">"
+        return text.translate(_TSV_ESCAPES) if _TSV_SPECIAL.search(text) else text
+    return _quoted(text)[1:-1]
+
+
+def _quoted(text: str) -> str:
+    """``escape_string(text)`` in quotes: the store's spelling is on hot paths,
+    where four substring tests beat one regex search on real data's short strings."""
+    if "\\" in text or '"' in text or "\n" in text or "\r" in text:
+        text = text.translate(_CANONICAL_ESCAPES)
+    return '"' + text + '"'
+
+
+def _tsv_iri(value: str) -> str:
+    return "<" + _IRI_SPECIAL.sub(lambda m: f"\\u{ord(m.group()):04X}", value) + ">"
 
 
 # ------------------------------------------------------------------ writing
 def format_term(term: Term, *, tsv: bool = False) -> str:
     """The N-Triples spelling of ``term`` (valid Turtle too): canonical by
     default (the store's spelling), escaped for a TSV field when ``tsv``."""
-    if isinstance(term, IRI):
-        return _iri(term.value, tsv)
-    if isinstance(term, BNode):
+    cls = term.__class__
+    if cls is IRI:
+        return _tsv_iri(term.value) if tsv else "<" + term.value + ">"
+    if cls is BNode:
         return "_:" + term.id
-    text = '"' + escape_string(term.lexical, tsv=tsv) + '"'
+    text = '"' + escape_string(term.lexical, tsv=tsv) + '"' if tsv else _quoted(term.lexical)
     if term.lang:
         return text + "@" + term.lang
     if term.datatype:
-        return text + "^^" + _iri(term.datatype, tsv)
+        return text + "^^" + (_tsv_iri(term.datatype) if tsv else "<" + term.datatype + ">")
     return text
 
 
 # ------------------------------------------------------------ reading terms
-_LANG = re.compile(r"[a-zA-Z]+(?:-[a-zA-Z0-9]+)*")
-_BNODE_LABEL = re.compile(r"[^\s<>\"]+")
 #: Turtle's bare number forms (its grammar, not XSD's lexical spaces)
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?[0-9]*\.[0-9]+")
@@ -98,35 +103,35 @@ _DOUBLE = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+")
 def parse_term(text: str, *, shorthands: bool = False) -> Term:
     """The term an N-Triples term string spells. With ``shorthands``, also the
     Turtle forms a TSV result may use: single-quoted and long strings, bare
-    numbers and booleans (prefixed names are not resolved)."""
+    numbers and booleans (prefixed names are not resolved).
+
+    A loaded store decodes every term of a result with this, so it is one
+    function of a few string operations, with no regex."""
     first = text[:1]
-    if first == "<" and text.endswith(">"):
-        return IRI(unescape(text[1:-1]))
-    if first == "_" and text.startswith("_:") and _BNODE_LABEL.fullmatch(text, 2):
-        return BNode(text[2:])
-    if first == '"' or (shorthands and first == "'"):
-        return _literal(text, first * 3 if shorthands and text.startswith(first * 3) else first)
-    if shorthands:
+    if first == "<":
+        if text[-1] == ">":
+            return IRI(unescape(text[1:-1]))
+    elif first == '"' or (shorthands and first == "'"):
+        # the closing quote is the last one: a language tag or a datatype IRIREF has none
+        width = 3 if shorthands and text.startswith(first * 3) else 1
+        close = text.rfind(first) + 1
+        if close < 2 * width:
+            raise ValueError(f"unterminated string in {text!r}")
+        lexical = unescape(text[width : close - width])
+        if close == len(text):
+            return Literal(lexical)
+        if text[close] == "@":
+            if close + 1 < len(text):
+                return Literal(lexical, None, text[close + 1 :])
+        elif text[-1] == ">" and text[close : close + 3] == "^^<":
+            return Literal(lexical, unescape(text[close + 3 : -1]))
+        raise ValueError(f"bad literal suffix in {text!r}")
+    elif first == "_":
+        if text[1:2] == ":" and len(text) > 2:
+            return BNode(text[2:])
+    elif shorthands:
         return _shorthand(text)
     raise ValueError(f"not an N-Triples term: {text!r}")
-
-
-def _literal(text: str, quote: str) -> Literal:
-    """A quoted literal; the closing quote is the last one (a language tag or
-    a datatype IRIREF never contains a quote)."""
-    end = text.rfind(quote[0])
-    start = len(quote)
-    if end - len(quote) + 1 < start:
-        raise ValueError(f"unterminated string in {text!r}")
-    lexical = unescape(text[start : end - len(quote) + 1])
-    rest = text[end + 1 :]
-    if not rest:
-        return Literal(lexical)
-    if rest[0] == "@" and _LANG.fullmatch(rest, 1):
-        return Literal(lexical, None, rest[1:])
-    if rest.startswith("^^<") and rest.endswith(">"):
-        return Literal(lexical, unescape(rest[3:-1]))
-    raise ValueError(f"bad literal suffix in {text!r}")
 
 
 def _shorthand(text: str) -> Literal:
