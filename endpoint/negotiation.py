@@ -1,87 +1,30 @@
 """Choosing a response format from the ``Accept`` header or a ``format`` parameter.
 
 A result kind (solutions, a boolean, a graph) has a list of offers in the
-server's order of preference; the client's media ranges and q-values pick
+server's order of preference, taken from the media type registry
+(:mod:`engine.rdf.media_types`); the client's media ranges and q-values pick
 one. The first offer of each list is what a client that says nothing (or
 ``*/*``) gets. ``None`` means nothing acceptable: the caller answers 406.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from engine.rdf import FORMAT_NAMES, MediaType, offered_for
 
+#: an offer is a registry entry: its media type, the writer's format name and
+#: the Content-Type header sent with it
+Offer = MediaType
 
-@dataclass(frozen=True)
-class Offer:
-    """A media type the server can send, the writer's format name, and the
-    Content-Type header sent with it."""
+#: SELECT results; names are those of engine.sparql.results
+SOLUTIONS = offered_for("solutions")
 
-    media_type: str
-    format: str
-    content_type: str
-
-
-def _offer(media_type: str, fmt: str, canonical: str | None = None) -> Offer:
-    content_type = canonical or media_type
-    if content_type.startswith("text/"):
-        content_type += "; charset=utf-8"
-    return Offer(media_type, fmt, content_type)
-
-
-_JSON = "application/sparql-results+json"
-_XML = "application/sparql-results+xml"
-
-#: SELECT results; names are those of engine.sparql.results.dispatch
-SOLUTIONS = (
-    _offer(_JSON, "json"),
-    _offer(_XML, "xml"),
-    _offer("text/csv", "csv"),
-    _offer("text/tab-separated-values", "tsv"),
-    _offer("application/json", "json", _JSON),
-    _offer("application/xml", "xml", _XML),
-    _offer("text/xml", "xml", _XML),
-)
-
-#: ASK results
-BOOLEAN = (
-    _offer(_JSON, "json"),
-    _offer(_XML, "xml"),
-    _offer("application/json", "json", _JSON),
-    _offer("application/xml", "xml", _XML),
-    _offer("text/xml", "xml", _XML),
-    _offer("text/csv", "csv"),
-    _offer("text/tab-separated-values", "tsv"),
-)
+#: ASK results: CSV and TSV define no boolean (we write one line), so the
+#: formats whose specification has one come first
+BOOLEAN = tuple(sorted(offered_for("boolean"), key=lambda offer: offer.format in ("csv", "tsv")))
 
 #: CONSTRUCT, DESCRIBE, the service description and graph store GETs;
-#: names are rdflib serialiser names (engine.rdf.documents.serialize_triples)
-GRAPH = (
-    _offer("text/turtle", "turtle"),
-    _offer("application/n-triples", "nt"),
-    _offer("application/rdf+xml", "xml"),
-    _offer("application/ld+json", "json-ld"),
-    _offer("application/x-turtle", "turtle", "text/turtle"),
-    _offer("text/plain", "nt", "application/n-triples"),
-    _offer("application/xml", "xml", "application/rdf+xml"),
-    _offer("application/json", "json-ld", "application/ld+json"),
-)
-
-#: short names accepted by the ``format`` parameter -> a media type of the offers
-FORMAT_NAMES = {
-    "json": ("application/json",),
-    "xml": ("application/xml",),
-    "csv": ("text/csv",),
-    "tsv": ("text/tab-separated-values",),
-    "turtle": ("text/turtle",),
-    "ttl": ("text/turtle",),
-    "nt": ("application/n-triples",),
-    "ntriples": ("application/n-triples",),
-    "n-triples": ("application/n-triples",),
-    "rdfxml": ("application/rdf+xml",),
-    "rdf+xml": ("application/rdf+xml",),
-    "jsonld": ("application/ld+json",),
-    "json-ld": ("application/ld+json",),
-}
+#: names are rdflib serialiser names (engine.rdf.serialize_triples)
+GRAPH = offered_for("graph")
 
 
 def parse_accept(header: str) -> list[tuple[str, float]]:
@@ -139,8 +82,9 @@ def choose(offers: tuple[Offer, ...], accept: str | None) -> Offer | None:
 
 def from_format_parameter(offers: tuple[Offer, ...], value: str) -> Offer | None:
     """The offer a ``format`` parameter names: a short name or a media type."""
-    wanted = FORMAT_NAMES.get(value.strip().lower(), (value.strip().lower(),))
+    name = value.strip().lower()
+    wanted = FORMAT_NAMES.get(name, name)
     for offer in offers:
-        if offer.media_type in wanted:
+        if offer.media_type == wanted:
             return offer
     return None

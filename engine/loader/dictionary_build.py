@@ -36,8 +36,7 @@ from engine.loader.parse_lines import (
     string_buffers,
     terms_and_hashes,
 )
-from engine.rdf.nt_terms import parse_term
-from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value
+from engine.rdf import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value, parse_term
 from engine.store.layout import STRINGS
 from engine.store.term_hash import CHECK_SEED, hash_strings
 

@@ -24,8 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.rdf.documents import guess_format
-from engine.rdf.nt_terms import canonical
+from engine.rdf import canonical, format_term, guess_format, parse_rdf
 from engine.store.term_hash import hash_strings
 
 #: rdflib formats whose files Spark splits into lines
@@ -154,13 +153,11 @@ def terms_and_hashes(batch: Statements) -> tuple[np.ndarray, pa.Array, np.ndarra
 
 def document_batch(path: Path) -> Statements:
     """All statements of a Turtle / RDF-XML / ... file, parsed by rdflib."""
-    from engine.rdf.documents import parse_rdf
-
     rows: tuple[list[str], ...] = ([], [], [], [])
     try:
         for quad in parse_rdf(path):
             for col, term in zip(rows, quad):
-                col.append("" if term is None else term.n3())
+                col.append("" if term is None else format_term(term))
     except Exception as exc:  # rdflib raises many types; its message says where
         raise LoadError(f"{ERROR_MARK}{path}: {exc}") from exc
     return Statements(*(pa.array(col, pa.string()) for col in rows))

@@ -1,0 +1,130 @@
+"""RDF itself, below every other layer: terms, the term dictionary, the
+syntaxes, and the media types that name them.
+
+- :mod:`~engine.rdf.terms`: the term classes and the vocabulary (XSD, RDF, kinds).
+- :mod:`~engine.rdf.dictionary`: terms <-> integer IDs (the protocol and the in-memory kind).
+- :mod:`~engine.rdf.ntriples`: the one N-Triples term syntax (escape, unescape,
+  read, write) and the fast statement reader.
+- :mod:`~engine.rdf.documents`: whole documents in any syntax, through rdflib.
+- :mod:`~engine.rdf.media_types`: the registry of RDF and result media types.
+- :mod:`~engine.rdf.iri`: relative IRI resolution (RFC 3986).
+
+Callers import from this package, not from its modules.
+"""
+
+from engine.rdf.dictionary import MemoryTermDictionary, TermDictionary
+from engine.rdf.documents import from_rdflib, parse_rdf, serialize_triples, to_rdflib
+from engine.rdf.iri import resolve_iri
+from engine.rdf.media_types import (
+    FORMAT_NAMES,
+    MEDIA_TYPE_FORMATS,
+    REGISTRY,
+    RESULT_MEDIA_TYPES,
+    SUFFIX_FORMATS,
+    Kind,
+    MediaType,
+    base_media_type,
+    guess_format,
+    offered_for,
+    rdf_format,
+    result_format,
+)
+from engine.rdf.ntriples import (
+    NTriplesError,
+    canonical,
+    escape_string,
+    format_term,
+    parse_lines,
+    parse_statement,
+    parse_term,
+    unescape,
+)
+from engine.rdf.terms import (
+    DECIMAL_FORM,
+    DOUBLE_FORM,
+    INTEGER_FORM,
+    IRI,
+    KIND_BNODE,
+    KIND_IRI,
+    KIND_LITERAL,
+    NUMERIC_DATATYPES,
+    RDF,
+    RDF_LANGSTRING,
+    RDF_TYPE,
+    XSD,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_FLOAT,
+    XSD_INTEGER,
+    XSD_STRING,
+    BNode,
+    Literal,
+    Term,
+    Variable,
+    fresh_bnode,
+    iri_problem,
+    numeric_value,
+)
+
+__all__ = [
+    # terms and vocabulary
+    "IRI",
+    "BNode",
+    "Literal",
+    "Variable",
+    "Term",
+    "XSD",
+    "RDF",
+    "XSD_STRING",
+    "XSD_BOOLEAN",
+    "XSD_INTEGER",
+    "XSD_DECIMAL",
+    "XSD_DOUBLE",
+    "XSD_FLOAT",
+    "XSD_DATETIME",
+    "RDF_LANGSTRING",
+    "RDF_TYPE",
+    "NUMERIC_DATATYPES",
+    "INTEGER_FORM",
+    "DECIMAL_FORM",
+    "DOUBLE_FORM",
+    "KIND_IRI",
+    "KIND_BNODE",
+    "KIND_LITERAL",
+    "numeric_value",
+    "iri_problem",
+    "fresh_bnode",
+    # dictionary
+    "TermDictionary",
+    "MemoryTermDictionary",
+    # N-Triples syntax
+    "format_term",
+    "parse_term",
+    "canonical",
+    "escape_string",
+    "unescape",
+    "parse_statement",
+    "parse_lines",
+    "NTriplesError",
+    # documents
+    "parse_rdf",
+    "serialize_triples",
+    "from_rdflib",
+    "to_rdflib",
+    "resolve_iri",
+    # media types
+    "MediaType",
+    "Kind",
+    "REGISTRY",
+    "MEDIA_TYPE_FORMATS",
+    "SUFFIX_FORMATS",
+    "RESULT_MEDIA_TYPES",
+    "FORMAT_NAMES",
+    "base_media_type",
+    "offered_for",
+    "rdf_format",
+    "result_format",
+    "guess_format",
+]

@@ -1,5 +1,10 @@
 """Reading and writing RDF documents (rdflib parses and serialises syntaxes;
-it never holds the store's data or evaluates queries)."""
+it never holds the store's data or evaluates queries).
+
+Formats are named by rdflib's parser names; which media type or file suffix
+says which format is :mod:`engine.rdf.media_types`' job. N-Triples output is
+written by :mod:`engine.rdf.ntriples` directly, in the store's spelling.
+"""
 
 from __future__ import annotations
 
@@ -12,48 +17,16 @@ from rdflib.term import BNode as RdflibBNode
 from rdflib.term import Literal as RdflibLiteral
 from rdflib.term import URIRef
 
+from engine.rdf.media_types import guess_format
+from engine.rdf.ntriples import format_term
 from engine.rdf.terms import IRI, BNode, Literal, Term
 
 # keep lexical forms exactly as written: "01"^^xsd:integer must stay "01"
 rdflib.NORMALIZE_LITERALS = False
 
-#: file suffix -> rdflib parser name
-SUFFIX_FORMATS = {
-    "ttl": "turtle",
-    "turtle": "turtle",
-    "n3": "n3",
-    "nt": "nt",
-    "ntriples": "nt",
-    "nq": "nquads",
-    "trig": "trig",
-    "rdf": "xml",
-    "xml": "xml",
-    "owl": "xml",
-    "jsonld": "json-ld",
-    "json": "json-ld",
-}
 
-#: media type -> rdflib parser name
-MEDIA_TYPE_FORMATS = {
-    "text/turtle": "turtle",
-    "application/x-turtle": "turtle",
-    "text/n3": "n3",
-    "application/n-triples": "nt",
-    "text/plain": "nt",
-    "application/n-quads": "nquads",
-    "application/trig": "trig",
-    "application/rdf+xml": "xml",
-    "application/xml": "xml",
-    "application/ld+json": "json-ld",
-}
-
-
-def guess_format(name: str) -> str | None:
-    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return SUFFIX_FORMATS.get(suffix)
-
-
-def from_rdflib(term) -> Term:
+def from_rdflib(term: rdflib.term.Node) -> Term:
+    """Our term for an rdflib term."""
     if isinstance(term, URIRef):
         return IRI(str(term))
     if isinstance(term, RdflibBNode):
@@ -64,10 +37,11 @@ def from_rdflib(term) -> Term:
     raise TypeError(f"not an RDF term: {term!r}")
 
 
-def to_rdflib(term: Term):
-    if term.__class__ is IRI:
+def to_rdflib(term: Term) -> rdflib.term.Identifier:
+    """rdflib's term for one of ours."""
+    if isinstance(term, IRI):
         return URIRef(term.value)
-    if term.__class__ is BNode:
+    if isinstance(term, BNode):
         return RdflibBNode(term.id)
     return RdflibLiteral(term.lexical, lang=term.lang, datatype=term.datatype)
 
@@ -100,7 +74,8 @@ def parse_rdf(
 def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str) -> bytes:
     """Serialise triples in an rdflib output format (turtle, nt, xml, json-ld)."""
     if format == "nt":
-        return "".join(f"{s.n3()} {p.n3()} {o.n3()} .\n" for s, p, o in triples).encode()
+        spell = format_term
+        return "".join(f"{spell(s)} {spell(p)} {spell(o)} .\n" for s, p, o in triples).encode()
     graph = rdflib.Graph()
     for s, p, o in triples:
         graph.add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))

@@ -37,6 +37,16 @@ def remove_dot_segments(path: str) -> str:
     return result
 
 
+def _components(iri: str) -> tuple[str | None, str | None, str, str | None, str | None]:
+    """(scheme, authority, path, query, fragment) of RFC 3986 appendix B; the
+    path is always present, possibly empty."""
+    match = _PARTS.fullmatch(iri)
+    if match is None:  # every part of the pattern is optional, so it matches any text
+        raise ValueError(f"not an IRI reference: {iri!r}")
+    scheme, authority, path, query, fragment = match.groups()
+    return scheme, authority, path, query, fragment
+
+
 def resolve_iri(reference: str, base: str | None) -> str:
     """The target IRI of ``reference`` resolved against ``base``.
 
@@ -45,8 +55,8 @@ def resolve_iri(reference: str, base: str | None) -> str:
     """
     if base is None or _SCHEME.match(reference):
         return reference
-    b_scheme, b_auth, b_path, b_query, _ = _PARTS.fullmatch(base).groups()  # type: ignore[union-attr]
-    _, r_auth, r_path, r_query, r_frag = _PARTS.fullmatch(reference).groups()  # type: ignore[union-attr]
+    b_scheme, b_auth, b_path, b_query, _ = _components(base)
+    _, r_auth, r_path, r_query, r_frag = _components(reference)
     if r_auth is not None:
         auth, path, query = r_auth, remove_dot_segments(r_path), r_query
     else:

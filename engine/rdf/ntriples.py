@@ -1,6 +1,23 @@
-"""A fast N-Triples / N-Quads line reader (our own: rdflib's parser is far too
-slow for stream ingestion). One compiled regex matches a whole statement;
-escapes are decoded only in the rare strings and IRIs that contain a backslash.
+"""N-Triples syntax: the one place that escapes, unescapes, reads and writes terms.
+
+Everything that spells a term as text goes through here: the statement
+reader (stream ingestion, N-Triples request bodies), the store's spelling of
+each term, the loader's rewriting of input into that spelling, and the TSV
+result format.
+
+The store's spelling is *canonical N-Triples*, the default of
+:func:`format_term`: IRIs and blank-node labels raw, literal lexical forms
+with only ``\\``, ``"``, LF and CR escaped, ``xsd:string`` dropped. A loaded
+store numbers each term by a hash of that string (``engine.store.term_hash``)
+and looks query constants up by hashing it again, so the loader and the
+store must spell a term identically: :func:`canonical` rewrites input
+written with other escapes (``\\t``, ``\\u00E9``) into it. TSV results need
+one field per term on a tab-separated line, so ``tsv=True`` also escapes
+tab, backspace and form feed, and the characters IRIREF forbids.
+
+The statement reader is built for speed (rdflib's parser is far too slow for
+stream ingestion): one compiled regex matches a whole statement, and escapes
+are decoded only in the rare strings and IRIs that contain a backslash.
 """
 
 from __future__ import annotations
@@ -8,21 +25,143 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf.terms import IRI, XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, BNode, Literal, Term
 
-_IRI = r"<([^<>\"{}|^`\\\x00-\x20]*(?:\\[uU][0-9A-Fa-f]{4,8}[^<>\"{}|^`\\\x00-\x20]*)*)>"
-_BNODE = r"_:([A-Za-z0-9_\u00C0-\uFFFF](?:[A-Za-z0-9_.\-\u00B7-\uFFFF]*[A-Za-z0-9_\-\u00B7-\uFFFF])?)"
-_LITERAL = r'"((?:[^"\\\n\r]|\\.)*)"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)|\^\^' + _IRI + ")?"
+# ------------------------------------------------------------------ escapes
+_UNESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
+_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
-_SUBJECT = "(?:" + _IRI + "|" + _BNODE + ")"
-_OBJECT = "(?:" + _IRI + "|" + _BNODE + "|" + _LITERAL + ")"
-_GRAPH = "(?:[ \t]+(?:" + _IRI + "|" + _BNODE + "))?"
-STATEMENT = re.compile(
-    r"[ \t]*" + _SUBJECT + r"[ \t]+" + _IRI + r"[ \t]+" + _OBJECT + _GRAPH + r"[ \t]*\.[ \t]*(?:#.*)?$"
+_CANONICAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+_TSV_SPECIAL = re.compile(r'[\\"\n\r\t\b\f]')
+_TSV_ESCAPES = str.maketrans(
+    {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 )
+#: characters that may not appear raw inside an IRIREF
+_IRI_SPECIAL = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 
-_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+
+def _unescape_match(m: re.Match[str]) -> str:
+    hex_digits = m.group(1) or m.group(2)
+    if hex_digits:
+        return chr(int(hex_digits, 16))
+    char = _ECHAR.get(m.group(3))
+    if char is None:
+        raise ValueError(f"bad escape \\{m.group(3)}")
+    return char
+
+
+def unescape(text: str) -> str:
+    """Resolve string (``\\n``) and numeric (``\\u00E9``) escapes; ValueError
+    on any other backslash sequence."""
+    return _UNESCAPE.sub(_unescape_match, text) if "\\" in text else text
+
+
+def escape_string(text: str, *, tsv: bool = False) -> str:
+    """The body of a quoted literal: canonical N-Triples escapes, plus tab,
+    backspace and form feed when ``tsv``."""
+    if tsv:
+        return text.translate(_TSV_ESCAPES) if _TSV_SPECIAL.search(text) else text
+    return _quoted(text)[1:-1]
+
+
+def _quoted(text: str) -> str:
+    """``escape_string(text)`` in quotes: the store's spelling is on hot paths,
+    where four substring tests beat one regex search on real data's short strings."""
+    if "\\" in text or '"' in text or "\n" in text or "\r" in text:
+        text = text.translate(_CANONICAL_ESCAPES)
+    return '"' + text + '"'
+
+
+def _tsv_iri(value: str) -> str:
+    return "<" + _IRI_SPECIAL.sub(lambda m: f"\\u{ord(m.group()):04X}", value) + ">"
+
+
+# ------------------------------------------------------------------ writing
+def format_term(term: Term, *, tsv: bool = False) -> str:
+    """The N-Triples spelling of ``term`` (valid Turtle too): canonical by
+    default (the store's spelling), escaped for a TSV field when ``tsv``."""
+    cls = term.__class__
+    if cls is IRI:
+        return _tsv_iri(term.value) if tsv else "<" + term.value + ">"
+    if cls is BNode:
+        return "_:" + term.id
+    text = '"' + escape_string(term.lexical, tsv=tsv) + '"' if tsv else _quoted(term.lexical)
+    if term.lang:
+        return text + "@" + term.lang
+    if term.datatype:
+        return text + "^^" + (_tsv_iri(term.datatype) if tsv else "<" + term.datatype + ">")
+    return text
+
+
+# ------------------------------------------------------------ reading terms
+#: Turtle's bare number forms (its grammar, not XSD's lexical spaces)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?[0-9]*\.[0-9]+")
+_DOUBLE = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+")
+
+
+def parse_term(text: str, *, shorthands: bool = False) -> Term:
+    """The term an N-Triples term string spells. With ``shorthands``, also the
+    Turtle forms a TSV result may use: single-quoted and long strings, bare
+    numbers and booleans (prefixed names are not resolved).
+
+    A loaded store decodes every term of a result with this, so it is one
+    function of a few string operations, with no regex."""
+    first = text[:1]
+    if first == "<":
+        if text[-1] == ">":
+            return IRI(unescape(text[1:-1]))
+    elif first == '"' or (shorthands and first == "'"):
+        # the closing quote is the last one: a language tag or a datatype IRIREF has none
+        width = 3 if shorthands and text.startswith(first * 3) else 1
+        close = text.rfind(first) + 1
+        if close < 2 * width:
+            raise ValueError(f"unterminated string in {text!r}")
+        lexical = unescape(text[width : close - width])
+        if close == len(text):
+            return Literal(lexical)
+        if text[close] == "@":
+            if close + 1 < len(text):
+                return Literal(lexical, None, text[close + 1 :])
+        elif text[-1] == ">" and text[close : close + 3] == "^^<":
+            return Literal(lexical, unescape(text[close + 3 : -1]))
+        raise ValueError(f"bad literal suffix in {text!r}")
+    elif first == "_":
+        if text[1:2] == ":" and len(text) > 2:
+            return BNode(text[2:])
+    elif shorthands:
+        return _shorthand(text)
+    raise ValueError(f"not an N-Triples term: {text!r}")
+
+
+def _shorthand(text: str) -> Literal:
+    if text in ("true", "false"):
+        return Literal(text, XSD_BOOLEAN)
+    if _INTEGER.fullmatch(text):
+        return Literal(text, XSD_INTEGER)
+    if _DECIMAL.fullmatch(text):
+        return Literal(text, XSD_DECIMAL)
+    if _DOUBLE.fullmatch(text):
+        return Literal(text, XSD_DOUBLE)
+    raise ValueError(f"not an RDF term: {text!r}")
+
+
+def canonical(text: str) -> str:
+    """The store's spelling of an N-Triples term string."""
+    return format_term(parse_term(text))
+
+
+# ------------------------------------------------------- reading statements
+_IRIREF = r"<([^<>\"{}|^`\\\x00-\x20]*(?:\\[uU][0-9A-Fa-f]{4,8}[^<>\"{}|^`\\\x00-\x20]*)*)>"
+_BNODE = r"_:([A-Za-z0-9_\u00C0-\uFFFF](?:[A-Za-z0-9_.\-\u00B7-\uFFFF]*[A-Za-z0-9_\-\u00B7-\uFFFF])?)"
+_LITERAL = r'"((?:[^"\\\n\r]|\\.)*)"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*)|\^\^' + _IRIREF + ")?"
+
+_SUBJECT = "(?:" + _IRIREF + "|" + _BNODE + ")"
+_OBJECT = "(?:" + _IRIREF + "|" + _BNODE + "|" + _LITERAL + ")"
+_GRAPH = "(?:[ \t]+(?:" + _IRIREF + "|" + _BNODE + "))?"
+STATEMENT = re.compile(
+    r"[ \t]*" + _SUBJECT + r"[ \t]+" + _IRIREF + r"[ \t]+" + _OBJECT + _GRAPH + r"[ \t]*\.[ \t]*(?:#.*)?$"
+)
 
 
 class NTriplesError(ValueError):
@@ -33,22 +172,6 @@ class NTriplesError(ValueError):
         self.line = line
 
 
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-
-    def replace(match: re.Match) -> str:
-        code = match.group(1) or match.group(2)
-        if code:
-            return chr(int(code, 16))
-        char = match.group(3)
-        if char not in _ESCAPES:
-            raise ValueError(f"bad escape \\{char}")
-        return _ESCAPES[char]
-
-    return _ESCAPE.sub(replace, text)
-
-
 def parse_statement(text: str, line: int = 1) -> tuple[Term, Term, Term, Term | None]:
     """One statement (triple or quad) from one line."""
     m = STATEMENT.match(text)
@@ -56,16 +179,20 @@ def parse_statement(text: str, line: int = 1) -> tuple[Term, Term, Term, Term | 
         raise NTriplesError(f"not an N-Triples/N-Quads statement: {text.strip()[:80]!r}", line)
     g = m.groups()
     try:
-        subject = IRI(_unescape(g[0])) if g[0] is not None else BNode(g[1])
-        predicate = IRI(_unescape(g[2]))
+        subject: Term = IRI(unescape(g[0])) if g[0] is not None else BNode(g[1])
+        predicate = IRI(unescape(g[2]))
         if g[3] is not None:
-            obj: Term = IRI(_unescape(g[3]))
+            obj: Term = IRI(unescape(g[3]))
         elif g[4] is not None:
             obj = BNode(g[4])
         else:
-            datatype = _unescape(g[7]) if g[7] is not None else None
-            obj = Literal(_unescape(g[5]), datatype, g[6])
-        graph = IRI(_unescape(g[8])) if g[8] is not None else (BNode(g[9]) if g[9] is not None else None)
+            datatype = unescape(g[7]) if g[7] is not None else None
+            obj = Literal(unescape(g[5]), datatype, g[6])
+        graph: Term | None = None
+        if g[8] is not None:
+            graph = IRI(unescape(g[8]))
+        elif g[9] is not None:
+            graph = BNode(g[9])
     except ValueError as exc:
         raise NTriplesError(str(exc), line) from exc
     return subject, predicate, obj, graph

@@ -21,8 +21,7 @@ def open_quad_store(path: Path) -> QuadStore:
     """A QuadStore over the loaded store at ``path``; later updates and stream
     items go to in-memory overlays, never to the files."""
     manifest = Manifest.read(path)
-    store = QuadStore()
-    store.terms = MappedTermDictionary(path / TERMS)  # type: ignore[assignment]
+    store = QuadStore(MappedTermDictionary(path / TERMS))
     txn = store.begin()
     for graph_id, triples in manifest.graphs.items():
         txn.graphs[int(graph_id)] = MappedGraph.open(path, int(graph_id), manifest.shards, triples)

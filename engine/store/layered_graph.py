@@ -1,4 +1,4 @@
-"""A stored graph that absorbs stream batches: a base table plus timestamped deltas.
+"""A stored graph that absorbs stream batches: a base graph plus timestamped deltas.
 
 Appending a batch must not rebuild the stored graph (that would cost the size
 of the stored data on every batch), so each batch's new triples become a small
@@ -19,6 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
 from engine.store.union_graph import UnionGraph
 
@@ -31,9 +32,9 @@ MAX_DELTAS = 16
 @dataclass(frozen=True)
 class Delta:
     """New triples of one or more batches of one stream, sorted, with the
-    timestamp of each row (aligned with ``table``'s columns)."""
+    timestamp of each row (aligned with ``triples``' columns)."""
 
-    table: MemoryGraph
+    triples: MemoryGraph
     ts: np.ndarray
     stream: int
 
@@ -50,38 +51,40 @@ class Delta:
         if not len(self.ts) or self.min_ts >= cutoff:
             return None
         if self.max_ts < cutoff:
-            return self.table
+            return self.triples
         keep = self.ts < cutoff
-        t = self.table
+        t = self.triples
         return MemoryGraph(t.s[keep], t.p[keep], t.o[keep], unique=True)
 
 
 def make_delta(s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int) -> Delta:
     """A delta from triples that are new to the graph and distinct from each other."""
     order = np.lexsort((o, s, p))
-    table = MemoryGraph(s[order], p[order], o[order], unique=True)
-    return Delta(table, ts[order], stream)
+    triples = MemoryGraph(s[order], p[order], o[order], unique=True)
+    return Delta(triples, ts[order], stream)
 
 
 def _merge(deltas: list[Delta]) -> Delta:
     return make_delta(
-        np.concatenate([d.table.s for d in deltas]),
-        np.concatenate([d.table.p for d in deltas]),
-        np.concatenate([d.table.o for d in deltas]),
+        np.concatenate([d.triples.s for d in deltas]),
+        np.concatenate([d.triples.p for d in deltas]),
+        np.concatenate([d.triples.o for d in deltas]),
         np.concatenate([d.ts for d in deltas]),
         deltas[0].stream,
     )
 
 
 class LayeredGraph(UnionGraph):
-    """Base table (in memory or memory-mapped) plus absorbed deltas."""
+    """Base graph (in memory or memory-mapped) plus absorbed deltas."""
 
-    def __init__(self, base, deltas: tuple[Delta, ...] = ()) -> None:
-        super().__init__([base, *(d.table for d in deltas)])
+    def __init__(self, base: Graph, deltas: tuple[Delta, ...] = ()) -> None:
+        super().__init__([base, *(d.triples for d in deltas)])
         self.base = base
         self.deltas = deltas
 
-    def appended(self, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int):
+    def appended(
+        self, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int
+    ) -> LayeredGraph:
         """A new version with the triples not yet in the graph added as a delta.
         Duplicates within the batch keep their earliest timestamp."""
         if not len(s):
@@ -102,15 +105,15 @@ class LayeredGraph(UnionGraph):
         base is rebuilt only if it holds some of them; deltas keep the
         timestamps of the rows that stay."""
         base = self.base
-        if UnionGraph([base]).contains(gone.s, gone.p, gone.o).any():
+        if base.contains(gone.s, gone.p, gone.o).any():
             base = base.with_changes(None, gone)
         deltas = []
         for d in self.deltas:
-            keep = ~UnionGraph([gone]).contains(d.table.s, d.table.p, d.table.o)
+            keep = ~gone.contains(d.triples.s, d.triples.p, d.triples.o)
             if keep.all():
                 deltas.append(d)
             elif keep.any():
-                t = d.table
+                t = d.triples
                 deltas.append(Delta(MemoryGraph(t.s[keep], t.p[keep], t.o[keep], unique=True), d.ts[keep],
                                     d.stream))
         return LayeredGraph(base, tuple(deltas))
@@ -121,7 +124,7 @@ class LayeredGraph(UnionGraph):
             return self
         members = [self.base]
         for d in self.deltas:
-            part = d.before(cutoffs[d.stream]) if d.stream in cutoffs else d.table
+            part = d.before(cutoffs[d.stream]) if d.stream in cutoffs else d.triples
             if part is not None:
                 members.append(part)
         return UnionGraph(members)
@@ -137,13 +140,13 @@ class LayeredGraph(UnionGraph):
         pinned: list[Delta] = []
         for d in self.deltas:
             (movable if d.stream not in safe or d.max_ts < safe[d.stream] else pinned).append(d)
-        delta_rows = sum(len(d.table) for d in movable)
+        delta_rows = sum(len(d.triples) for d in movable)
         if movable and delta_rows * 4 >= max(len(self.base), 65536):
             base = self.base
             merged = MemoryGraph(
-                np.concatenate([base.s, *(d.table.s for d in movable)]),
-                np.concatenate([base.p, *(d.table.p for d in movable)]),
-                np.concatenate([base.o, *(d.table.o for d in movable)]),
+                np.concatenate([base.s, *(d.triples.s for d in movable)]),
+                np.concatenate([base.p, *(d.triples.p for d in movable)]),
+                np.concatenate([base.o, *(d.triples.o for d in movable)]),
             )
             return LayeredGraph(merged, tuple(pinned))
         if len(self.deltas) > MAX_DELTAS:

@@ -10,8 +10,9 @@ spelling, binary-search, compare the stored string.
 Per term the store keeps 8 bytes of hash, 8 of string offset and 1 of kind;
 numeric values only for numeric literals (ID + float64). Terms
 first seen after the load (updates, streams) go to an overlay, an ordinary
-:class:`engine.rdf.terms.TermDictionary` whose IDs are shifted past the loaded
-ones; this class has the same public methods, transient terms included.
+:class:`engine.rdf.MemoryTermDictionary` whose IDs are shifted past the loaded
+ones; this class implements the whole :class:`engine.rdf.TermDictionary`
+protocol, transient terms included (loaded terms are simply never freed).
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.rdf.nt_terms import parse_term
-from engine.rdf.terms import Term, TermDictionary
+from engine.rdf import MemoryTermDictionary, Term, format_term, parse_term
 from engine.store.term_hash import term_hash
 
 #: term strings resolved to IDs kept per store (query constants repeat)
@@ -44,7 +44,7 @@ class MappedTermDictionary:
         with open(directory / "strings.bin", "rb") as f:
             size = f.seek(0, 2)
             self._blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        self._overlay = TermDictionary()
+        self._overlay = MemoryTermDictionary()
         self._find = lru_cache(maxsize=LOOKUP_CACHE)(self._find_spelling)
 
     def __len__(self) -> int:
@@ -62,7 +62,7 @@ class MappedTermDictionary:
         return 0
 
     def _in_base(self, term: Term) -> int:
-        return self._find(term.n3()) if self._base else 0
+        return self._find(format_term(term)) if self._base else 0
 
     def _shift(self, overlay_id: int) -> int:
         return overlay_id + self._base if overlay_id else 0
@@ -89,13 +89,16 @@ class MappedTermDictionary:
         return self._in_base(term) or self._shift(self._overlay.encode_transient(term))
 
     def encode_many(self, terms: list[Term]) -> np.ndarray:
+        """IDs for a list of terms as an int64 array."""
         encode = self.encode
         return np.fromiter((encode(t) for t in terms), dtype=np.int64, count=len(terms))
 
     def pin(self, ids: np.ndarray) -> None:
+        """Make overlay IDs permanent (loaded terms always are)."""
         self._overlay.pin(self._overlay_ids(ids))
 
     def hold(self, ids: np.ndarray) -> None:
+        """One more reference to each distinct overlay ID."""
         self._overlay.hold(self._overlay_ids(ids))
 
     def release(self, ids: np.ndarray) -> int:

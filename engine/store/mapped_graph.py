@@ -1,16 +1,14 @@
 """A graph of the bulk-loaded base store, read from memory-mapped CSR arrays.
 
 ``rivulet load`` writes each graph as Wukong's ``(vertex, predicate,
-direction) -> neighbours`` layout in arrays (see ``engine.loader.writer``):
+direction) -> neighbours`` layout in arrays (see ``engine.store.layout``):
 per direction, a vertex's predicate pairs and each pair's neighbours are
 contiguous, and per predicate an index lists its pairs. Opening maps the
 files without reading them, so a store of any size opens in milliseconds;
 a query touches only the pages of the keys it explores.
 
-:class:`MappedGraph` offers the interface of
-:class:`engine.store.memory_graph.MemoryGraph` (``count``, ``degree_stats``,
-``match``, ``s``/``p``/``o``, ``with_changes``), so the executor cannot tell
-them apart:
+:class:`MappedGraph` implements :class:`engine.store.graph.Graph` like the
+in-memory kinds, so the executor cannot tell them apart:
 
 - ``(s, p, ?)`` and ``(?, p, o)``: the vertex's pairs, kept where the
   predicate matches, then the pair's neighbours. A vertex has few distinct
@@ -33,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.store.graph import Matches, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
 
@@ -182,7 +181,8 @@ class Direction:
         cols = [part.columns() for part in self.parts if part is not None]
         if not cols:
             return EMPTY, EMPTY, EMPTY
-        return tuple(np.concatenate([c[i] for c in cols]) for i in range(3))  # type: ignore[return-value]
+        vertex, predicate, neighbour = (np.concatenate([c[i] for c in cols]) for i in range(3))
+        return vertex, predicate, neighbour
 
 
 
@@ -198,7 +198,7 @@ def _in_row_order(found: list[tuple[np.ndarray, ...]], width: int) -> tuple[np.n
 
 
 class MappedGraph(DerivedColumns):
-    """One graph of a loaded store, behind the MemoryGraph interface."""
+    """One graph of a loaded store, behind the :class:`~engine.store.graph.Graph` interface."""
 
     def __init__(self, out: Direction, into: Direction, triples: int) -> None:
         self._out, self._in = out, into
@@ -241,7 +241,7 @@ class MappedGraph(DerivedColumns):
 
     def match(
         self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> Matches:
         """Match one triple pattern for each of ``n_rows`` input rows; see
         :meth:`MemoryGraph.match`. Returns ``(row, s, p, o)`` in row order."""
         if s is not None:
@@ -261,6 +261,10 @@ class MappedGraph(DerivedColumns):
     @cached_property
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self._out.columns()
+
+    def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
+        return contains_by_match(self, s, p, o)
 
     def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
         """An in-memory copy with the changes (the base itself is read-only)."""

@@ -1,4 +1,4 @@
-"""An immutable table of triples of integer IDs, indexed for graph exploration.
+"""An immutable in-memory graph of integer-ID triples, indexed for exploration.
 
 This is Wukong's key/value layout in arrays. The key ``(vertex, predicate,
 direction)`` maps to the vertex's neighbour list: in the PSO order the rows of
@@ -9,7 +9,7 @@ patterns whose predicate is a variable. Each key is located with one
 vectorised ``searchsorted`` for a whole column of bound values, and the
 neighbour lists are expanded with ``np.repeat`` -- no Python loop per row.
 
-Sort orders are built lazily: a table that is only written to (SPARQL Update
+Sort orders are built lazily: a graph that is only written to (SPARQL Update
 on a small graph) never pays for orders nobody reads.
 
 IDs must be below 2**31 so that ``predicate << 32 | vertex`` is a valid int64
@@ -21,6 +21,8 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
+
+from engine.store.graph import Matches, contains_by_match
 
 EMPTY = np.zeros(0, dtype=np.int64)
 #: probe columns longer than this are deduplicated and sorted before the search
@@ -44,7 +46,7 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 class DerivedColumns:
-    """``s``/``p``/``o`` for tables whose full columns are derived on demand
+    """``s``/``p``/``o`` for graphs whose full columns are derived on demand
     (a union of members, a memory-mapped CSR): subclasses provide ``_columns``."""
 
     _columns: tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -69,7 +71,7 @@ def _pair_key(high: np.ndarray, low: np.ndarray) -> np.ndarray:
 
 
 class _Order:
-    """One sort order of the table: three columns sorted lexicographically."""
+    """One sort order of the graph's triples: three columns sorted lexicographically."""
 
     __slots__ = ("first", "second", "third", "key")
 
@@ -168,7 +170,7 @@ class MemoryGraph:
     @cached_property
     def _predicate_stats(self) -> dict[int, tuple[int, int, int]]:
         """Per predicate: (triples, distinct subjects, distinct objects), the
-        sizes of Wukong's index vertices, computed once per table."""
+        sizes of Wukong's index vertices, computed once per graph."""
         if not len(self):
             return {}
         preds, counts = np.unique(self.pso.first, return_counts=True)
@@ -184,13 +186,13 @@ class MemoryGraph:
 
     def degree_stats(self, p: int | None) -> tuple[int, int, int]:
         """(triples, distinct subjects, distinct objects) of predicate ``p``, or of
-        the whole table when ``p`` is None: the planner's fan-out estimates."""
+        the whole graph when ``p`` is None: the planner's fan-out estimates."""
         if p is None:
-            return self._table_stats
+            return self._graph_stats
         return self._predicate_stats.get(p, (0, 0, 0))
 
     @cached_property
-    def _table_stats(self) -> tuple[int, int, int]:
+    def _graph_stats(self) -> tuple[int, int, int]:
         if not len(self):
             return 0, 0, 0
         return len(self), len(np.unique(self.s)), len(np.unique(self.o))
@@ -198,7 +200,7 @@ class MemoryGraph:
     # ------------------------------------------------------------ exploration
     def match(
         self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> Matches:
         """Match one triple pattern for each of ``n_rows`` input rows.
 
         ``s``, ``p``, ``o`` are either None (free) or an ID column of length
@@ -237,13 +239,17 @@ class MemoryGraph:
             cols = {k: v[keep] for k, v in cols.items()}
         return rows, cols["s"], cols["p"], cols["o"]
 
+    def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
+        return contains_by_match(self, s, p, o)
+
     # ------------------------------------------------------------------ edits
     def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
-        """A new table: this one minus ``remove`` plus ``add`` (copy on write, so
-        readers of the old table keep a consistent snapshot)."""
+        """A new graph: this one minus ``remove`` plus ``add`` (copy on write, so
+        readers of the old graph keep a consistent snapshot)."""
         s, p, o = self.s, self.p, self.o
         if remove is not None and len(remove) and len(self):
-            gone = _membership(self, remove)
+            gone = remove.contains(s, p, o)
             s, p, o = s[~gone], p[~gone], o[~gone]
         if add is not None and len(add):
             s = np.concatenate([s, add.s])
@@ -251,11 +257,3 @@ class MemoryGraph:
             o = np.concatenate([o, add.o])
             return MemoryGraph(s, p, o)
         return MemoryGraph(s, p, o, unique=True)
-
-
-def _membership(table: MemoryGraph, probe: MemoryGraph) -> np.ndarray:
-    """Boolean mask over ``table``'s rows: is the row also in ``probe``?"""
-    rows, s, p, o = probe.match(table.s, table.p, table.o, len(table))
-    mask = np.zeros(len(table), dtype=bool)
-    mask[rows] = True
-    return mask

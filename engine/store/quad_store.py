@@ -1,22 +1,27 @@
 """The persistent store: a default graph and named graphs of ID triples.
 
 Readers take a :class:`Snapshot` (an immutable mapping of graph ID to
-:class:`MemoryGraph`) and keep seeing it for the whole query, whatever writers
-do meanwhile. Writers work in a :class:`Transaction` on copies of the tables
-they touch and publish a new snapshot on commit, in one reference swap: an
-update that fails part-way changes nothing, and a query never sees half of
-an update.
+:class:`~engine.store.graph.Graph`) and keep seeing it for the whole query,
+whatever writers do meanwhile. Writers work in a :class:`Transaction` on
+copies of the graphs they touch and publish a new snapshot on commit, in one
+reference swap: an update that fails part-way changes nothing, and a query
+never sees half of an update.
+
+Stream deltas are compacted at commit, but only as far as pending windows
+allow: the stream layer hands the store those limits
+(:meth:`QuadStore.retain_timestamps`) whenever they change, so the store
+never calls up into the stream layer.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rdf.terms import TermDictionary
+from engine.rdf import MemoryTermDictionary, TermDictionary
+from engine.store.graph import Graph
 from engine.store.layered_graph import NO_STREAM, LayeredGraph
 from engine.store.memory_graph import MemoryGraph
 
@@ -30,10 +35,10 @@ DELTA_MIN = 65536
 class Snapshot:
     """One consistent state of every graph; ``version`` grows with each commit."""
 
-    graphs: dict[int, MemoryGraph]
+    graphs: dict[int, Graph]
     version: int = 0
 
-    def graph(self, graph_id: int) -> MemoryGraph | None:
+    def graph(self, graph_id: int) -> Graph | None:
         return self.graphs.get(graph_id)
 
     def named_graph_ids(self) -> list[int]:
@@ -46,7 +51,7 @@ class Transaction:
 
     store: QuadStore
     base: Snapshot
-    graphs: dict[int, MemoryGraph] = field(init=False)
+    graphs: dict[int, Graph] = field(init=False)
 
     def __post_init__(self) -> None:
         self.graphs = dict(self.base.graphs)
@@ -58,7 +63,8 @@ class Transaction:
     def exists(self, graph_id: int) -> bool:
         return graph_id in self.graphs
 
-    def table(self, graph_id: int) -> MemoryGraph:
+    def graph(self, graph_id: int) -> Graph:
+        """The graph as this transaction sees it (empty when it does not exist)."""
         return self.graphs.get(graph_id) or MemoryGraph.empty()
 
     def add(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
@@ -67,36 +73,37 @@ class Transaction:
         timestamps of stream deltas stay intact for pending windows)."""
         if len(s) == 0 and graph_id in self.graphs:
             return
-        table = self.table(graph_id)
-        if isinstance(table, MemoryGraph) and len(table) < DELTA_MIN:
-            self.graphs[graph_id] = table.with_changes(MemoryGraph(s, p, o), None)
+        graph = self.graph(graph_id)
+        if isinstance(graph, MemoryGraph) and len(graph) < DELTA_MIN:
+            self.graphs[graph_id] = graph.with_changes(MemoryGraph(s, p, o), None)
             return
-        layered = table if isinstance(table, LayeredGraph) else LayeredGraph(table)
+        layered = graph if isinstance(graph, LayeredGraph) else LayeredGraph(graph)
         self.graphs[graph_id] = layered.appended(s, p, o, np.zeros(len(s), dtype=np.int64), NO_STREAM)
 
     def append(
         self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int
     ) -> None:
         """Absorb stream triples as a timestamped delta (no rebuild of the graph)."""
-        table = self.graphs.get(graph_id)
-        layered = table if isinstance(table, LayeredGraph) else LayeredGraph(table or MemoryGraph.empty())
+        layered = self.graph(graph_id)
+        if not isinstance(layered, LayeredGraph):
+            layered = LayeredGraph(layered)
         self.graphs[graph_id] = layered.appended(s, p, o, ts, stream)
 
     def compact(self, safe: dict[int, int]) -> None:
         """Let every layered graph merge the deltas no pending window needs apart."""
-        for graph_id, table in self.graphs.items():
-            if isinstance(table, LayeredGraph):
-                self.graphs[graph_id] = table.compacted(safe)
+        for graph_id, graph in self.graphs.items():
+            if isinstance(graph, LayeredGraph):
+                self.graphs[graph_id] = graph.compacted(safe)
 
     def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         if graph_id not in self.graphs or len(s) == 0:
             return
-        table = self.graphs[graph_id]
+        graph = self.graphs[graph_id]
         gone = MemoryGraph(s, p, o)
-        if isinstance(table, LayeredGraph):
-            self.graphs[graph_id] = table.without(gone)
+        if isinstance(graph, LayeredGraph):
+            self.graphs[graph_id] = graph.without(gone)
         else:
-            self.graphs[graph_id] = table.with_changes(None, gone)
+            self.graphs[graph_id] = graph.with_changes(None, gone)
 
     def create(self, graph_id: int) -> None:
         self.graphs.setdefault(graph_id, MemoryGraph.empty())
@@ -112,22 +119,34 @@ class Transaction:
             self.graphs.pop(graph_id, None)
 
     def commit(self) -> Snapshot:
-        self.compact(self.store.compaction_bounds())
+        """Publish the new state, compacting stream deltas as far as the
+        timestamps the store must retain allow."""
+        self.compact(self.store.retained_timestamps())
         return self.store._publish(self)
 
 
 class QuadStore:
     """Term dictionary plus the current snapshot of all graphs."""
 
-    def __init__(self) -> None:
-        self.terms = TermDictionary()
+    def __init__(self, terms: TermDictionary | None = None) -> None:
+        self.terms: TermDictionary = terms if terms is not None else MemoryTermDictionary()
         self._snapshot = Snapshot({DEFAULT_GRAPH: MemoryGraph.empty()}, 0)
         self._write_lock = threading.Lock()
         self._writer: Transaction | None = None
         #: per stream number, the earliest window close a pending continuous query
-        #: still reads the store as of (set by the stream engine); deltas of
-        #: those streams at or after it are not compacted yet
-        self.compaction_bounds: Callable[[], dict[int, int]] = dict
+        #: still reads the store as of; deltas of those streams at or after it are
+        #: not compacted yet (no entry: nothing to retain)
+        self._retained: dict[int, int] = {}
+
+    def retain_timestamps(self, bounds: dict[int, int]) -> None:
+        """Keep stream deltas apart from ``bounds[stream]`` on: the stream layer
+        calls this whenever its pending windows change, and every later commit
+        compacts with the bounds it was last given."""
+        self._retained = dict(bounds)
+
+    def retained_timestamps(self) -> dict[int, int]:
+        """The bounds last given to :meth:`retain_timestamps` ({} if none)."""
+        return self._retained
 
     def snapshot(self) -> Snapshot:
         return self._snapshot

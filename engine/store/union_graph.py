@@ -1,25 +1,28 @@
-"""A graph made of several disjoint triple tables, read as one.
+"""A graph made of several disjoint graphs, read as one.
 
-Two uses: the persistent store as a base table plus small appended deltas
-(an LSM: a stream batch appends a delta instead of rebuilding the base), and
-the default graph of a continuous query as its windows plus the stored
-graphs it names. Members never share a triple (callers guarantee it), so a
-match is just the concatenation of the members' matches and counts add up.
+Two uses: a stored graph as a base plus small appended deltas (an LSM: a
+stream batch appends a delta instead of rebuilding the base, see
+:mod:`engine.store.layered_graph`), and the default graph of a continuous
+query as its windows plus the stored graphs it names. Members never share a
+triple (callers guarantee it), so a match is just the concatenation of the
+members' matches and counts add up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
 
+from engine.store.graph import Graph, Matches
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph
 
 
 class UnionGraph(DerivedColumns):
-    """The ``MemoryGraph`` read interface over disjoint member tables."""
+    """The :class:`~engine.store.graph.Graph` interface over disjoint member graphs."""
 
-    def __init__(self, members: list) -> None:
+    def __init__(self, members: Sequence[Graph]) -> None:
         self.members = [m for m in members if len(m)]
 
     def __len__(self) -> int:
@@ -37,19 +40,26 @@ class UnionGraph(DerivedColumns):
                 totals[i] += stats[i]
         return totals[0], totals[1], totals[2]
 
-    def match(self, s, p, o, n_rows: int):
+    def match(
+        self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
+    ) -> Matches:
         parts = [m.match(s, p, o, n_rows) for m in self.members]
         if not parts:
             return EMPTY, EMPTY, EMPTY, EMPTY
         if len(parts) == 1:
             return parts[0]
-        return tuple(np.concatenate([part[i] for part in parts]) for i in range(4))
+        rows, ss, pp, oo = (np.concatenate([part[i] for part in parts]) for i in range(4))
+        return rows, ss, pp, oo
 
     @cached_property
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not self.members:
             return EMPTY, EMPTY, EMPTY
-        return tuple(np.concatenate([getattr(m, c) for m in self.members]) for c in "spo")
+        return (
+            np.concatenate([m.s for m in self.members]),
+            np.concatenate([m.p for m in self.members]),
+            np.concatenate([m.o for m in self.members]),
+        )
 
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
         """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
@@ -60,10 +70,10 @@ class UnionGraph(DerivedColumns):
         return found
 
     def materialize(self) -> MemoryGraph:
-        """One table with the same triples (used before edits that delete)."""
+        """One in-memory graph with the same triples (used before edits that delete)."""
         if len(self.members) == 1 and isinstance(self.members[0], MemoryGraph):
             return self.members[0]
         return MemoryGraph(self.s, self.p, self.o, unique=False)
 
-    def with_changes(self, add, remove) -> MemoryGraph:
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
         return self.materialize().with_changes(add, remove)

@@ -2,7 +2,7 @@
 
 The Spark tests run real jobs in local mode on small files, with one session
 for the module. The store tests build CSR shards with the loader's writer and
-check the mapped table against the in-memory MemoryGraph, pattern by pattern.
+check the mapped graph against the in-memory MemoryGraph, pattern by pattern.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pytest
 from engine.api import Store
 from engine.loader.parse_lines import LoadError
 from engine.loader.writer import write_partition
-from engine.rdf.nt_terms import canonical
-from engine.rdf.terms import IRI, BNode, Literal
+from engine.rdf import IRI, BNode, Literal, canonical
 from engine.store.layout import DIRECTIONS, Manifest
 from engine.store.mapped_graph import MappedGraph
 from engine.store.memory_graph import MemoryGraph
@@ -59,7 +58,7 @@ def _write_store(root: Path, s, p, o, shards: int) -> MappedGraph:
 
 
 @pytest.mark.parametrize("shards", [1, 3])
-def test_base_table_answers_like_triple_table(tmp_path, shards):
+def test_mapped_graph_answers_like_the_memory_graph(tmp_path, shards):
     rng = np.random.default_rng(7)
     n = 3000
     s, p, o = rng.integers(1, 300, n), rng.integers(1, 6, n), rng.integers(1, 300, n)
@@ -83,6 +82,9 @@ def test_base_table_answers_like_triple_table(tmp_path, shards):
         assert key(got) == key(want), bound
     assert sorted(zip(base.s.tolist(), base.p.tolist(), base.o.tolist())) == \
         sorted(zip(mem.s.tolist(), mem.p.tolist(), mem.o.tolist()))
+    assert base.contains(cols["s"], cols["p"], cols["o"]).tolist() == \
+        mem.contains(cols["s"], cols["p"], cols["o"]).tolist()
+    assert base.contains(s[:20], p[:20], o[:20]).all()
 
 
 # --------------------------------------------------------------------- Spark

@@ -10,13 +10,13 @@ def ids(*values):
     return np.array(values, dtype=np.int64)
 
 
-def small_table():
+def small_graph():
     # s p o: 1 knows 2, 1 knows 3, 2 knows 3, 3 likes 1, duplicate of the first
     return MemoryGraph(ids(1, 1, 2, 3, 1), ids(10, 10, 10, 11, 10), ids(2, 3, 3, 1, 2))
 
 
 def test_duplicates_collapse():
-    assert len(small_table()) == 4
+    assert len(small_graph()) == 4
 
 
 def test_expand_ranges_gives_every_position():
@@ -26,48 +26,48 @@ def test_expand_ranges_gives_every_position():
 
 
 def test_match_out_neighbours_for_a_column_of_subjects():
-    table = small_table()
-    rows, s, p, o = table.match(ids(1, 2, 7), ids(10, 10, 10), None, 3)
+    graph = small_graph()
+    rows, s, p, o = graph.match(ids(1, 2, 7), ids(10, 10, 10), None, 3)
     got = sorted(zip(rows.tolist(), o.tolist()))
     assert got == [(0, 2), (0, 3), (1, 3)]
 
 
 def test_match_in_neighbours_and_fully_bound():
-    table = small_table()
-    rows, s, _, _ = table.match(None, ids(10), ids(3), 1)
+    graph = small_graph()
+    rows, s, _, _ = graph.match(None, ids(10), ids(3), 1)
     assert sorted(s.tolist()) == [1, 2]
-    rows, _, _, _ = table.match(ids(1, 1), ids(10, 10), ids(3, 1), 2)
+    rows, _, _, _ = graph.match(ids(1, 1), ids(10, 10), ids(3, 1), 2)
     assert rows.tolist() == [0]
 
 
 def test_match_with_variable_predicate():
-    table = small_table()
-    rows, s, p, o = table.match(ids(3), None, None, 1)
+    graph = small_graph()
+    rows, s, p, o = graph.match(ids(3), None, None, 1)
     assert list(zip(p.tolist(), o.tolist())) == [(11, 1)]
-    rows, s, p, o = table.match(None, None, ids(1), 1)
+    rows, s, p, o = graph.match(None, None, ids(1), 1)
     assert s.tolist() == [3]
 
 
 def test_query_local_ids_match_nothing():
-    table = small_table()
-    rows, *_ = table.match(ids(-4), ids(10), None, 1)
+    graph = small_graph()
+    rows, *_ = graph.match(ids(-4), ids(10), None, 1)
     assert len(rows) == 0
-    assert table.count(None, -1, None) == 0
+    assert graph.count(None, -1, None) == 0
 
 
 def test_exact_counts():
-    table = small_table()
-    assert table.count(None, 10, None) == 3
-    assert table.count(1, 10, None) == 2
-    assert table.count(None, 10, 3) == 2
-    assert table.count(1, None, 3) == 1
-    assert table.count(None, None, None) == 4
+    graph = small_graph()
+    assert graph.count(None, 10, None) == 3
+    assert graph.count(1, 10, None) == 2
+    assert graph.count(None, 10, 3) == 2
+    assert graph.count(1, None, 3) == 1
+    assert graph.count(None, None, None) == 4
 
 
 def test_with_changes_is_copy_on_write():
-    table = small_table()
-    changed = table.with_changes(MemoryGraph(ids(9), ids(10), ids(9)), MemoryGraph(ids(1), ids(10), ids(2)))
-    assert len(table) == 4
+    graph = small_graph()
+    changed = graph.with_changes(MemoryGraph(ids(9), ids(10), ids(9)), MemoryGraph(ids(1), ids(10), ids(2)))
+    assert len(graph) == 4
     assert sorted(zip(changed.s.tolist(), changed.o.tolist())) == [(1, 3), (2, 3), (3, 1), (9, 9)]
 
 

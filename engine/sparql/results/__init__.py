@@ -1,0 +1,27 @@
+"""SPARQL query result formats (JSON, XML, CSV, TSV): streaming writers and
+readers, one module per format, chosen by a short format name.
+
+Callers use :func:`write_select`, :func:`write_boolean` and :func:`read_select`;
+media types map to format names through :func:`format_for_media_type`
+(derived from :mod:`engine.rdf.media_types`).
+"""
+
+from engine.sparql.results.dispatch import (
+    MEDIA_TYPES,
+    Parsed,
+    Rows,
+    format_for_media_type,
+    read_select,
+    write_boolean,
+    write_select,
+)
+
+__all__ = [
+    "MEDIA_TYPES",
+    "Parsed",
+    "Rows",
+    "format_for_media_type",
+    "read_select",
+    "write_boolean",
+    "write_select",
+]

@@ -13,8 +13,7 @@ import csv
 import io
 from collections.abc import Iterable, Iterator, Sequence
 
-from engine.rdf.terms import IRI, BNode, Literal, Term
-from engine.rdf.turtle_terms import format_term, parse_term
+from engine.rdf import IRI, BNode, Literal, Term, format_term, parse_term
 
 #: solutions serialised per yielded chunk
 BATCH = 1000
@@ -62,7 +61,7 @@ def write_tsv(variables: list[str], rows: Iterable[Sequence[Term | None]]) -> It
     """Yield the TSV document (LF line ends) for a SELECT result."""
     yield ("\t".join("?" + var for var in variables) + "\n").encode()
     yield from _chunked(
-        "\t".join("" if term is None else format_term(term) for term in row) + "\n" for row in rows
+        "\t".join("" if term is None else format_term(term, tsv=True) for term in row) + "\n" for row in rows
     )
 
 
@@ -124,5 +123,5 @@ def read_tsv(data: bytes) -> tuple[list[str], list[list[Term | None]]] | bool:
     rows: list[list[Term | None]] = []
     for line in lines[1:]:
         fields = [field.strip() for field in line.split("\t")]
-        rows.append(_fit([parse_term(f) if f else None for f in fields], len(variables)))
+        rows.append(_fit([parse_term(f, shorthands=True) if f else None for f in fields], len(variables)))
     return variables, rows

@@ -3,32 +3,22 @@
 Callers name a format by a short name (``json``, ``xml``, ``csv``, ``tsv``)
 and get streaming writers, so the HTTP layer can send a large answer without
 holding it in memory, and readers, used by SERVICE federation and the tests.
+Which media type names which format is the registry's job
+(:mod:`engine.rdf.media_types`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from engine.rdf.terms import Term
+from engine.rdf import RESULT_MEDIA_TYPES, Term, result_format
 from engine.sparql.results import csv_tsv, json_results, xml_results
 
 Rows = Iterable[Sequence[Term | None]]
 Parsed = tuple[list[str], list[list[Term | None]]] | bool
 
-MEDIA_TYPES: dict[str, str] = {
-    "json": "application/sparql-results+json",
-    "xml": "application/sparql-results+xml",
-    "csv": "text/csv",
-    "tsv": "text/tab-separated-values",
-}
-
-# media types some clients send for the same formats
-_ALIASES = {
-    "application/json": "json",
-    "application/xml": "xml",
-    "text/xml": "xml",
-    "text/tsv": "tsv",
-}
+#: format name -> its media type
+MEDIA_TYPES: dict[str, str] = RESULT_MEDIA_TYPES
 
 _SELECT_WRITERS: dict[str, Callable[[list[str], Rows], Iterator[bytes]]] = {
     "json": json_results.write_select,
@@ -75,8 +65,4 @@ def read_select(fmt: str, data: bytes) -> Parsed:
 
 def format_for_media_type(media_type: str) -> str | None:
     """The format name for a media type (parameters such as charset ignored), or None."""
-    base = media_type.split(";", 1)[0].strip().lower()
-    for fmt, known in MEDIA_TYPES.items():
-        if known == base:
-            return fmt
-    return _ALIASES.get(base)
+    return result_format(media_type)

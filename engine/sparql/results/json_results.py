@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term
 
 #: solutions serialised per yielded chunk
 BATCH = 1000

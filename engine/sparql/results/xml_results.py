@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Sequence
 
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term
 
 NS = "http://www.w3.org/2005/sparql-results#"
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"

@@ -1,0 +1,232 @@
+"""The term dictionary: terms <-> dense integer IDs.
+
+:class:`TermDictionary` is what the store, the executor and the stream engine
+may ask of a dictionary; two kinds implement all of it: the in-memory
+:class:`MemoryTermDictionary` here, and the memory-mapped dictionary of a
+loaded store (:class:`engine.store.mapped_dictionary.MappedTermDictionary`),
+which keeps terms first seen after the load in a ``MemoryTermDictionary``.
+Transient terms (stream timing data) are part of the contract, so callers
+never need to ask which kind they hold.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+import numpy as np
+
+from engine.rdf.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, numeric_value
+
+
+class TermDictionary(Protocol):
+    """Terms <-> IDs. ID 0 means "unbound"; side arrays give each ID's kind and
+    numeric value so that filters and aggregates need not decode terms."""
+
+    def __len__(self) -> int: ...
+
+    def encode(self, term: Term) -> int:
+        """The ID of ``term``, assigning a permanent one if it is new."""
+        ...
+
+    def encode_transient(self, term: Term) -> int:
+        """The ID of ``term``; a new one is freed again once no :meth:`hold`
+        references it and nothing pinned it."""
+        ...
+
+    def encode_many(self, terms: list[Term]) -> np.ndarray:
+        """IDs for a list of terms as an int64 array."""
+        ...
+
+    def pin(self, ids: np.ndarray) -> None:
+        """Make IDs permanent (their terms are now in stored data)."""
+        ...
+
+    def hold(self, ids: np.ndarray) -> None:
+        """One more reference (a transient-log chunk) to each distinct ID."""
+        ...
+
+    def release(self, ids: np.ndarray) -> int:
+        """Drop the references :meth:`hold` took; returns how many terms were freed."""
+        ...
+
+    def lookup(self, term: Term) -> int:
+        """The ID of ``term`` or 0 when the dictionary has never seen it."""
+        ...
+
+    def lookup_pinned(self, term: Term) -> int:
+        """Like :meth:`lookup`, but 0 for an ID that may still be freed."""
+        ...
+
+    def decode(self, term_id: int) -> Term | None:
+        """The term for an ID (None for 0, the unbound marker)."""
+        ...
+
+    def decode_many(self, ids: np.ndarray) -> list[Term | None]:
+        """Terms for a column of IDs."""
+        ...
+
+    def kinds(self, ids: np.ndarray) -> np.ndarray:
+        """Kind code (KIND_IRI, KIND_BNODE, KIND_LITERAL; 0 for unbound) per ID."""
+        ...
+
+    def numbers(self, ids: np.ndarray) -> np.ndarray:
+        """Numeric value per ID, NaN for non-numeric terms."""
+        ...
+
+
+class MemoryTermDictionary:
+    """Two-way map between terms and dense integer IDs, in memory (the string server).
+
+    ID 0 is reserved for "unbound". Side arrays indexed by ID keep the kind of
+    each term and its numeric value so that the executor can filter and
+    aggregate on numbers without decoding terms.
+
+    Terms that only stream timing data uses (a new observation IRI every
+    reading) must not stay forever, or memory grows with the stream. Such terms
+    are encoded *transient*: each transient-log chunk holds a reference to its
+    IDs, and when the last chunk holding an ID expires and nothing pinned it
+    (stored data, an update, a plain ``encode``), the ID is freed and reused.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[Term, int] = {}
+        self._terms: list[Term | None] = [None]
+        self._kinds = np.zeros(1024, dtype=np.uint8)
+        self._numbers = np.full(1024, np.nan)
+        self._refs = np.zeros(1024, dtype=np.int32)
+        #: IDs encoded transient and not pinned since; only these can be freed
+        self._transient: set[int] = set()
+        self._free: list[int] = []
+        #: writers (loads, updates, stream ingestion, the stream engine's
+        #: declarations) may come from several threads; readers need no lock
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def encode(self, term: Term) -> int:
+        """The ID of ``term``, assigning a new one if it is not known yet. The
+        ID is permanent (pinned)."""
+        found = self._ids.get(term)
+        if found is not None and not self._transient:
+            return found
+        with self._lock:
+            found = self._ids.get(term)
+            if found is not None:
+                self._transient.discard(found)
+                return found
+            return self._assign(term)
+
+    def encode_transient(self, term: Term) -> int:
+        """The ID of ``term``; a new one may be freed again (see :meth:`release`)."""
+        found = self._ids.get(term)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._ids.get(term)
+            if found is not None:
+                return found
+            new_id = self._assign(term)
+            self._transient.add(new_id)
+            return new_id
+
+    def _assign(self, term: Term) -> int:
+        if self._free:
+            new_id = self._free.pop()
+            self._terms[new_id] = term
+        else:
+            new_id = len(self._terms)
+            self._terms.append(term)
+            if new_id >= len(self._kinds):
+                self._grow(max(new_id + 1, 2 * len(self._kinds)))
+        self._ids[term] = new_id
+        cls = term.__class__
+        if cls is IRI:
+            self._kinds[new_id] = KIND_IRI
+        elif cls is BNode:
+            self._kinds[new_id] = KIND_BNODE
+        else:
+            self._kinds[new_id] = KIND_LITERAL
+            self._numbers[new_id] = numeric_value(term)
+        return new_id
+
+    def _grow(self, size: int) -> None:
+        self._kinds = np.resize(self._kinds, size)
+        numbers = np.full(size, np.nan)
+        numbers[: len(self._numbers)] = self._numbers
+        self._numbers = numbers
+        refs = np.zeros(size, dtype=np.int32)
+        refs[: len(self._refs)] = self._refs
+        self._refs = refs
+
+    def encode_many(self, terms: list[Term]) -> np.ndarray:
+        """IDs for a list of terms as an int64 array."""
+        encode = self.encode
+        return np.fromiter((encode(t) for t in terms), dtype=np.int64, count=len(terms))
+
+    # ------------------------------------------------------ transient terms
+    def pin(self, ids: np.ndarray) -> None:
+        """Make IDs permanent (their terms are now in stored data)."""
+        if self._transient and len(ids):
+            with self._lock:
+                self._transient.difference_update(np.unique(ids).tolist())
+
+    def hold(self, ids: np.ndarray) -> None:
+        """One more reference (a transient-log chunk) to each distinct ID."""
+        if len(ids):
+            with self._lock:
+                self._refs[np.unique(ids)] += 1
+
+    def release(self, ids: np.ndarray) -> int:
+        """Drop the references :meth:`hold` took; transient IDs left without any
+        are freed. Returns how many terms were freed."""
+        if not len(ids):
+            return 0
+        distinct = np.unique(ids)
+        with self._lock:
+            return self._release(distinct)
+
+    def _release(self, distinct: np.ndarray) -> int:
+        self._refs[distinct] -= 1
+        if not self._transient:
+            return 0
+        dead = distinct[self._refs[distinct] <= 0]
+        freed = 0
+        for term_id in dead.tolist():
+            if term_id in self._transient:
+                self._transient.discard(term_id)
+                del self._ids[self._terms[term_id]]
+                self._terms[term_id] = None
+                self._kinds[term_id] = 0
+                self._numbers[term_id] = np.nan
+                self._free.append(term_id)
+                freed += 1
+        return freed
+
+    # --------------------------------------------------------------- lookup
+    def lookup(self, term: Term) -> int:
+        """The ID of ``term`` or 0 when the dictionary has never seen it."""
+        return self._ids.get(term, 0)
+
+    def lookup_pinned(self, term: Term) -> int:
+        """Like :meth:`lookup`, but 0 for a transient ID: a reader outside the
+        stream engine's lock must not hold an ID that may be freed and reused."""
+        found = self._ids.get(term, 0)
+        return 0 if found and self._transient and found in self._transient else found
+
+    def decode(self, term_id: int) -> Term | None:
+        """The term for an ID (None for 0, the unbound marker)."""
+        return self._terms[term_id]
+
+    def decode_many(self, ids: np.ndarray) -> list[Term | None]:
+        terms = self._terms
+        return [terms[i] for i in ids.tolist()]
+
+    def kinds(self, ids: np.ndarray) -> np.ndarray:
+        """Kind code (KIND_IRI, KIND_BNODE, KIND_LITERAL; 0 for unbound) per ID."""
+        return self._kinds[ids]
+
+    def numbers(self, ids: np.ndarray) -> np.ndarray:
+        """Numeric value per ID, NaN for non-numeric terms."""
+        return self._numbers[ids]
