@@ -26,8 +26,7 @@ from endpoint.settings import Settings
 from endpoint.sparql_route import endpoint_url
 from endpoint.workers import Workers
 from engine.api import Store
-from engine.rdf.documents import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
-from engine.rdf.terms import IRI, Term, iri_problem
+from engine.rdf import IRI, MEDIA_TYPE_FORMATS, Term, guess_format, iri_problem, parse_rdf, rdf_format
 
 QUAD_FORMATS = {"nquads", "trig"}
 
@@ -139,7 +138,7 @@ class GraphStoreRoute:
 
 def _document(data: bytes, content_type: str | None) -> Document:
     media_type, _ = media_type_and_charset(content_type)
-    fmt = MEDIA_TYPE_FORMATS.get(media_type)
+    fmt = rdf_format(media_type)
     if fmt is None:
         raise HTTPException(415, f"unsupported Content-Type {media_type or 'none'}; send one of "
                                  f"{', '.join(MEDIA_TYPE_FORMATS)}")
@@ -155,7 +154,7 @@ async def _form_documents(request: Request) -> list[Document]:
             if not isinstance(part, UploadFile):
                 raise HTTPException(400, f"multipart field {name!r} is not a file upload")
             media_type, _ = media_type_and_charset(part.content_type)
-            fmt = MEDIA_TYPE_FORMATS.get(media_type) or guess_format(part.filename or "")
+            fmt = rdf_format(media_type) or guess_format(part.filename or "")
             if fmt is None:
                 raise HTTPException(415, f"cannot tell the RDF syntax of upload {part.filename or name!r}")
             documents.append(Document(await part.read(), fmt))

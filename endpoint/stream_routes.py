@@ -19,7 +19,7 @@ from starlette.routing import Route
 from endpoint.access import require_write
 from endpoint.settings import Settings
 from endpoint.workers import Workers
-from engine.rdf.terms import IRI, iri_problem
+from engine.rdf import IRI, iri_problem
 from engine.stream import StreamDefinition, StreamEngine
 
 IDLE_POLICIES = ("none", "wallclock")

@@ -24,7 +24,7 @@ from urllib.request import url2pathname
 import httpx
 import numpy as np
 
-from engine.rdf.documents import MEDIA_TYPE_FORMATS, guess_format, parse_rdf
+from engine.rdf import guess_format, parse_rdf, rdf_format
 from engine.rdf.terms import IRI, Term
 from engine.sparql import algebra as A
 from engine.sparql.exec import (
@@ -321,5 +321,5 @@ def _fetch_document(source: IRI, local_files: bool = True) -> list:
                          follow_redirects=True, timeout=30.0)
     response.raise_for_status()
     media = response.headers.get("content-type", "").split(";")[0].strip()
-    fmt = MEDIA_TYPE_FORMATS.get(media) or guess_format(parsed.path) or "turtle"
+    fmt = rdf_format(media) or guess_format(parsed.path) or "turtle"
     return list(parse_rdf(response.content, fmt, base=url))

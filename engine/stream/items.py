@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.rdf.documents import MEDIA_TYPE_FORMATS, parse_rdf
-from engine.rdf.ntriples import NTriplesError, parse_lines
-from engine.rdf.terms import Term
+from engine.rdf import NTriplesError, Term, parse_lines, parse_rdf, rdf_format
 from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
 from engine.stream.batch_format import parse_batch, parse_timestamp
 from engine.stream.errors import BadItem, UnsupportedItemType
@@ -63,7 +61,7 @@ def _triples(body: bytes, text: str, media_type: str) -> list[tuple[Term, Term, 
             return [(s, p, o) for _, (s, p, o, g) in parse_lines(text)]
         except NTriplesError as exc:
             raise BadItem(f"malformed N-Triples, nothing was ingested: {exc}") from exc
-    fmt = MEDIA_TYPE_FORMATS.get(media_type)
+    fmt = rdf_format(media_type)
     if fmt is None or fmt in QUAD_FORMATS:
         raise UnsupportedItemType(f"unsupported item type {media_type!r}; use application/n-triples, "
                                   f"text/turtle, application/ld+json or {BATCH_MEDIA_TYPE}")

@@ -64,7 +64,6 @@ class StreamEngine:
         self._next_stream_number = 0
         self._idle_clock: threading.Thread | None = None
         self._closed = threading.Event()
-        store.quad_store.compaction_bounds = self.retention_bounds
 
     # ---------------------------------------------------------------- streams
     def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
@@ -187,7 +186,7 @@ class StreamEngine:
         if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
             txn = quad_store.begin()
             try:
-                encode = getattr(terms, "encode_transient", terms.encode)
+                encode = terms.encode_transient
                 flat = [
                     (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
                 ]
@@ -195,11 +194,11 @@ class StreamEngine:
                 timeless = ~state.is_timing(p)
                 txn.create(state.graph_id)
                 if timeless.any():
-                    _call(terms, "pin", np.concatenate([s[timeless], p[timeless], o[timeless]]))
+                    terms.pin(np.concatenate([s[timeless], p[timeless], o[timeless]]))
                     txn.append(state.graph_id, s[timeless], p[timeless], o[timeless], ts[timeless],
                                state.number)
                 state.log.append(ts, s, p, o)
-                _call(terms, "hold", np.concatenate([s, p, o]))
+                terms.hold(np.concatenate([s, p, o]))
             except BaseException:
                 quad_store.abort(txn)
                 raise
@@ -236,6 +235,7 @@ class StreamEngine:
                     self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
             running = RunningQuery(spec, streams, self.retain_events)
             self.queries[spec.name] = running
+            self._hand_down_retention()
             return running
 
     def unregister(self, name: str) -> None:
@@ -302,8 +302,8 @@ class StreamEngine:
     # --------------------------------------------------------------- reclaim
     def _reclaim(self) -> None:
         """Free the transient data no window can reach, and the terms only it
-        used. (Stored deltas are compacted at every store commit, within the
-        bounds :meth:`retention_bounds` gives.)"""
+        used; then hand the store the new retention bounds (stored deltas are
+        compacted at every store commit, within the last bounds handed down)."""
         terms = self.store.quad_store.terms
         for state in self.streams.values():
             readers = [q for q in self.queries.values() if state in q.streams]
@@ -318,14 +318,22 @@ class StreamEngine:
             if readers and before_ts is None and before_seq is None:
                 continue  # readers waiting for their first item: nothing is old yet
             for chunk in state.log.expire(before_ts, before_seq):
-                _call(terms, "release", np.concatenate([chunk.s, chunk.p, chunk.o]))
+                terms.release(np.concatenate([chunk.s, chunk.p, chunk.o]))
+        self._hand_down_retention()
+
+    def _hand_down_retention(self) -> None:
+        """Tell the store which stored deltas must keep their timestamps. Called
+        under the lock whenever the bounds may move (a query registered, windows
+        fired, the log reclaimed), so the store never calls up into this layer:
+        between two calls the bounds it holds can only be lower than the true
+        ones, and a commit then compacts less, never wrongly."""
+        self.store.quad_store.retain_timestamps(self.retention_bounds())
 
     def retention_bounds(self) -> dict[int, int]:
         """Per stream number, the earliest application time a pending window
         will read the store as of: deltas of that stream from then on must keep
         their timestamps. They move when a query is registered or unregistered,
-        when windows fire and when the log is reclaimed; read at commits, from
-        any writer's thread."""
+        when windows fire and when the log is reclaimed."""
         bounds: dict[int, int] = {}
         for query in list(self.queries.values()):
             for state in query.streams:
@@ -372,13 +380,6 @@ class StreamEngine:
                     continue
                 if state.watermark is None or mark > state.watermark:
                     self._ingest(state, [(mark, [])], time.time(), from_producer=False)
-
-
-def _call(terms, method: str, ids: np.ndarray) -> None:
-    """Term reference bookkeeping, for dictionaries that support it."""
-    bookkeeping = getattr(terms, method, None)
-    if bookkeeping is not None:
-        bookkeeping(ids)
 
 
 def _local_name(iri: IRI) -> str:

@@ -18,7 +18,7 @@ from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.solutions import Solutions, cross
 from engine.sparql.plan import chunk_bounds, order_patterns
-from engine.store.memory_graph import MemoryGraph
+from engine.store.graph import Graph
 
 
 def basic_graph_pattern(node: A.BGP, cx: ExecutionContext) -> Solutions:
@@ -58,7 +58,7 @@ def bgp_chunks(node: A.BGP, cx: ExecutionContext) -> Iterator[Solutions]:
 
 
 def extend_with_pattern(
-    solutions: Solutions, pattern: A.TriplePattern, graph: MemoryGraph, cx: ExecutionContext
+    solutions: Solutions, pattern: A.TriplePattern, graph: Graph, cx: ExecutionContext
 ) -> Solutions:
     """Every solution extended by the matches of ``pattern`` in ``graph``."""
     positions = (pattern.subject, pattern.predicate, pattern.object)

@@ -19,7 +19,7 @@ from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import EvalContext
 from engine.sparql.plan import CostModel
-from engine.store.memory_graph import MemoryGraph
+from engine.store.graph import Graph
 
 #: a SERVICE call: the node and the query's terms in, the remote solutions out
 ServiceCall = Callable[[A.Service, QueryTerms], Solutions]
@@ -63,7 +63,7 @@ class ExecutionContext:
         return self._operators[node.__class__](node, self)
 
     @contextmanager
-    def active_graph(self, graph: MemoryGraph) -> Iterator[None]:
+    def active_graph(self, graph: Graph) -> Iterator[None]:
         """Match patterns against ``graph`` inside the block (GRAPH, WINDOW)."""
         saved = self.active
         self.active = graph

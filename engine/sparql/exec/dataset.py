@@ -6,6 +6,7 @@ import numpy as np
 
 from engine.rdf.terms import IRI
 from engine.sparql.exec.query_terms import QueryTerms
+from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
 from engine.store.quad_store import DEFAULT_GRAPH, Snapshot
 
@@ -16,16 +17,16 @@ class QueryDataset:
 
     def __init__(
         self,
-        default: MemoryGraph,
-        named: dict[int, MemoryGraph],
-        windows: dict[IRI, MemoryGraph] | None = None,
+        default: Graph,
+        named: dict[int, Graph],
+        windows: dict[IRI, Graph] | None = None,
     ) -> None:
         self.default = default
         self.named = named
         self.windows = windows or {}
 
 
-def merged(graphs: list[MemoryGraph]) -> MemoryGraph:
+def merged(graphs: list[Graph]) -> Graph:
     """The RDF merge of several graphs (IDs are global, so a plain union).
     Merging two or more copies their triples: a continuous query with several
     ``FROM`` graphs pays that per window (one graph is read in place)."""

@@ -8,7 +8,7 @@ from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.store.memory_graph import MemoryGraph
+from engine.store.graph import Graph
 
 
 def construct(template: tuple[A.TriplePattern, ...], solutions: Solutions, terms: QueryTerms) -> list:
@@ -45,7 +45,7 @@ def construct(template: tuple[A.TriplePattern, ...], solutions: Solutions, terms
                     terms.decode_column(triples[:, 2]), strict=True))
 
 
-def describe(targets, solutions: Solutions, terms: QueryTerms, graph: MemoryGraph) -> list:
+def describe(targets, solutions: Solutions, terms: QueryTerms, graph: Graph) -> list:
     """DESCRIBE: the triples whose subject is a described resource, followed
     through blank-node objects (a concise bounded description)."""
     ids: set[int] = set()

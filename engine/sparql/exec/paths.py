@@ -17,7 +17,8 @@ from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.store.memory_graph import EMPTY, MemoryGraph
+from engine.store.graph import Graph
+from engine.store.memory_graph import EMPTY
 
 
 def _pair_keys(start_idx: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -25,7 +26,7 @@ def _pair_keys(start_idx: np.ndarray, nodes: np.ndarray) -> np.ndarray:
 
 
 def reach(
-    path: A.Path, nodes: np.ndarray, backward: bool, graph: MemoryGraph, terms: QueryTerms
+    path: A.Path, nodes: np.ndarray, backward: bool, graph: Graph, terms: QueryTerms
 ) -> tuple[np.ndarray, np.ndarray]:
     """All ``(i, end)`` such that ``path`` leads from ``nodes[i]`` to ``end``
     (or from ``end`` to ``nodes[i]`` when ``backward``). Multiset semantics,
@@ -58,7 +59,7 @@ def reach(
     raise TypeError(f"unknown path {path!r}")
 
 
-def _negated(path: A.PathNegated, nodes, backward: bool, graph: MemoryGraph, terms: QueryTerms):
+def _negated(path: A.PathNegated, nodes, backward: bool, graph: Graph, terms: QueryTerms):
     idx_parts, end_parts = [], []
     parts = []
     if path.forward or not path.inverse:
@@ -80,7 +81,7 @@ def _negated(path: A.PathNegated, nodes, backward: bool, graph: MemoryGraph, ter
     return np.concatenate(idx_parts), np.concatenate(end_parts)
 
 
-def _repeat(path: A.PathRepeat, nodes, backward: bool, graph: MemoryGraph, terms: QueryTerms):
+def _repeat(path: A.PathRepeat, nodes, backward: bool, graph: Graph, terms: QueryTerms):
     start = np.arange(len(nodes), dtype=np.int64)
     found_idx = [start] if path.min == 0 else []
     found_end = [nodes] if path.min == 0 else []
@@ -111,7 +112,7 @@ def _repeat(path: A.PathRepeat, nodes, backward: bool, graph: MemoryGraph, terms
     return idx[first], end[first]
 
 
-def _all_nodes(graph: MemoryGraph) -> np.ndarray:
+def _all_nodes(graph: Graph) -> np.ndarray:
     return np.unique(np.concatenate([graph.s, graph.o]))
 
 
@@ -120,7 +121,7 @@ def path_pattern(node: A.PathPattern, cx: ExecutionContext) -> Solutions:
     return evaluate_path(node, cx.active, cx.terms)
 
 
-def evaluate_path(node: A.PathPattern, graph: MemoryGraph, terms: QueryTerms) -> Solutions:
+def evaluate_path(node: A.PathPattern, graph: Graph, terms: QueryTerms) -> Solutions:
     """Solutions of ``subject path object`` against one graph."""
     subject, obj = node.subject, node.object
     s_var = subject.name if isinstance(subject, Variable) else None

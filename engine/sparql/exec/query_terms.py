@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import (
+from engine.rdf import (
     IRI,
     KIND_BNODE,
     KIND_IRI,
@@ -31,9 +31,7 @@ class QueryTerms:
 
     def __init__(self, dictionary: TermDictionary, transient: bool = False) -> None:
         self.dictionary = dictionary
-        self._lookup = dictionary.lookup if transient else getattr(
-            dictionary, "lookup_pinned", dictionary.lookup
-        )
+        self._lookup = dictionary.lookup if transient else dictionary.lookup_pinned
         self._local_ids: dict[Term, int] = {}
         self._local_terms: list[Term] = []
 

@@ -232,7 +232,7 @@ class UpdateRunner:
         source, target = self._targets(op.source)[0], self._targets(op.target)[0]
         if not self._require(op.source, op.silent) or source == target:
             return
-        graph = self.txn.table(source)
+        graph = self.txn.graph(source)
         if op.op in ("COPY", "MOVE"):
             self.txn.drop(target)
         self.txn.create(target)

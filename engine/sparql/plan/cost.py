@@ -15,7 +15,7 @@ from functools import partial
 
 from engine.rdf.terms import Term, Variable
 from engine.sparql.algebra import TriplePattern
-from engine.store.memory_graph import MemoryGraph
+from engine.store.graph import Graph
 
 #: ``estimate(pattern, bound, rows)`` as :func:`order_patterns` takes it
 Estimator = Callable[[TriplePattern, set[str], float], float]
@@ -29,11 +29,11 @@ class CostModel:
         self._encode = encode
         self._stats_cache: dict[tuple[int, int], tuple[int, int, int]] = {}
 
-    def estimator(self, graph: MemoryGraph) -> Estimator:
+    def estimator(self, graph: Graph) -> Estimator:
         """The estimate function for patterns matched against ``graph``."""
         return partial(self.estimate, graph)
 
-    def estimate(self, graph: MemoryGraph, pattern: TriplePattern, bound: set[str], rows: float) -> float:
+    def estimate(self, graph: Graph, pattern: TriplePattern, bound: set[str], rows: float) -> float:
         """Rows after extending ``rows`` rows, whose variables ``bound`` are
         bound, through ``pattern`` in ``graph``: exact counts of the pattern's
         constants, then the average fan-out of the predicate for each position
@@ -54,7 +54,7 @@ class CostModel:
             estimate /= max(len(graph) ** 0.5, 1.0)
         return rows * estimate
 
-    def _pattern_stats(self, graph: MemoryGraph, pattern: TriplePattern) -> tuple[int, int, int]:
+    def _pattern_stats(self, graph: Graph, pattern: TriplePattern) -> tuple[int, int, int]:
         """(matches of the pattern's constants, distinct subjects and objects of its
         predicate) in ``graph``; asked again at every greedy step, so kept."""
         key = (id(pattern), id(graph))  # both live as long as this cost model
@@ -63,7 +63,6 @@ class CostModel:
             positions = (pattern.subject, pattern.predicate, pattern.object)
             constants = [None if isinstance(t, Variable) else self._encode(t) for t in positions]
             matches = graph.count(*constants)
-            stats = getattr(graph, "degree_stats", None)
-            _, subjects, objects = stats(constants[1]) if stats and matches else (matches, 1, 1)
+            _, subjects, objects = graph.degree_stats(constants[1]) if matches else (matches, 1, 1)
             found = self._stats_cache[key] = (matches, subjects, objects)
         return found

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from engine.rdf.terms import XSD, Literal, TermDictionary, Variable
+from engine.rdf import XSD, Literal, MemoryTermDictionary, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec import QueryTerms, Solutions
 from engine.sparql.exec.group_by import fast_numeric, group_ids
@@ -14,7 +14,7 @@ V = Variable("v")
 
 def numbered_solutions(kinds: list[str], seed: int):
     rng = np.random.default_rng(seed)
-    dictionary = TermDictionary()
+    dictionary = MemoryTermDictionary()
     terms = QueryTerms(dictionary)
     values = []
     for kind in kinds:
@@ -49,7 +49,7 @@ def test_fast_numeric_matches_the_general_path(name, mix):
 
 
 def test_non_numbers_take_the_general_path():
-    dictionary = TermDictionary()
+    dictionary = MemoryTermDictionary()
     ids = np.array([dictionary.encode(Literal("x")), dictionary.encode(Literal("1", XSD + "integer"))])
     solutions = Solutions({"v": ids}, 2)
     agg = A.Aggregate("SUM", A.VarExpr(V))
@@ -57,7 +57,7 @@ def test_non_numbers_take_the_general_path():
 
 
 def test_fast_max_keeps_an_integer_subtype():
-    dictionary = TermDictionary()
+    dictionary = MemoryTermDictionary()
     ids = np.array([dictionary.encode(Literal(v, XSD + "int")) for v in ("3", "05", "4")], dtype=np.int64)
     solutions = Solutions({"v": ids}, 3)
     result = fast_numeric(A.Aggregate("MAX", A.VarExpr(V)), solutions, np.zeros(3, dtype=np.int64), 1,
