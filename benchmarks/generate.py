@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.rdf.terms import IRI, RDF_TYPE, XSD_DATETIME, XSD_INTEGER, Literal
+from engine.rdf import IRI, RDF_TYPE, XSD_DATETIME, XSD_INTEGER, Literal
 
 SN = "http://rivulet.example.org/sn/"
 DEFAULT_TRIPLES = 1_000_000

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmarks.generate import Block, Pool, _unique_pairs, _zipf_weights
-from engine.rdf.terms import IRI, XSD, Literal, Term
+from engine.rdf import IRI, XSD, Literal, Term
 
 SIB = "http://www.ins.cwi.nl/sib/"
 VOCAB = SIB + "vocabulary/"

@@ -97,8 +97,7 @@ def load_store(data: LSBenchData):
 
 
 def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int) -> dict[str, Latencies]:
-    from engine.stream.registry import StreamDefinition
-    from engine.stream.stream_engine import StreamEngine
+    from engine.stream import StreamDefinition, StreamEngine
 
     engine = StreamEngine(store)
     for spec in STREAMS.values():

@@ -46,10 +46,9 @@ import numpy as np
 from benchmarks import machine_description, markdown_table, write_section
 from endpoint.sse import event_payload
 from engine.api import Store
-from engine.rdf.terms import IRI, RDF_TYPE, XSD_DECIMAL, XSD_DOUBLE, Literal
-from engine.store.layered_graph import LayeredGraph
-from engine.stream.registry import StreamDefinition
-from engine.stream.stream_engine import StreamEngine
+from engine.rdf import IRI, RDF_TYPE, XSD_DECIMAL, XSD_DOUBLE, Literal
+from engine.store import LayeredGraph
+from engine.stream import StreamDefinition, StreamEngine
 
 EX = "http://rivulet.example.org/sensors/"
 STREAM = IRI(EX + "stream")

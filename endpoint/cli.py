@@ -9,7 +9,7 @@ from pathlib import Path
 from endpoint import replay_command, serve
 from endpoint.load_command import add_parser as add_load_parser
 from engine.api import Store
-from engine.sparql.results.dispatch import write_boolean, write_select
+from engine.sparql.results import write_boolean, write_select
 
 
 def _load(store: Store, files: list[str]) -> None:

@@ -18,8 +18,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from endpoint.workers import ClientGone
 from engine.api import QueryCancelled
-from engine.sparql.exec.service import ServiceError
-from engine.sparql.exec.update import UpdateError
+from engine.sparql.exec import ServiceError, UpdateError
 from engine.sparql.syntax import SparqlSyntaxError
 from engine.stream import StreamError
 

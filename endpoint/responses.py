@@ -18,9 +18,8 @@ from endpoint import negotiation
 from endpoint.negotiation import Offer
 from endpoint.workers import Workers
 from engine.api import QueryResult
-from engine.rdf.documents import serialize_triples
-from engine.rdf.terms import Term
-from engine.sparql.results.dispatch import write_boolean, write_select
+from engine.rdf import Term, serialize_triples
+from engine.sparql.results import write_boolean, write_select
 
 #: triples per chunk when N-Triples are streamed
 NT_CHUNK = 2048

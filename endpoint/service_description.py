@@ -8,7 +8,7 @@ https://www.w3.org/TR/sparql11-service-description/ and the W3C format IRIs.
 
 from __future__ import annotations
 
-from engine.rdf.terms import IRI, BNode, Term
+from engine.rdf import IRI, BNode, Term
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
 FORMATS = "http://www.w3.org/ns/formats/"

@@ -23,7 +23,7 @@ from endpoint.service_description import describe_service
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.api import Store
-from engine.sparql.syntax.registration import is_registration
+from engine.sparql.syntax import is_registration
 
 
 class SparqlRoute:

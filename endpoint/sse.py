@@ -13,7 +13,7 @@ import weakref
 import orjson
 from sse_starlette.sse import ServerSentEvent
 
-from engine.sparql.results.dispatch import write_boolean, write_select
+from engine.sparql.results import write_boolean, write_select
 from engine.stream import WindowEvent
 
 #: payloads of the events still alive; written and read on the event loop only

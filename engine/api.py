@@ -24,8 +24,7 @@ from urllib.request import url2pathname
 import httpx
 import numpy as np
 
-from engine.rdf import guess_format, parse_rdf, rdf_format
-from engine.rdf.terms import IRI, Term
+from engine.rdf import IRI, Term, guess_format, parse_rdf, rdf_format
 from engine.sparql import algebra as A
 from engine.sparql.exec import (
     Executor,
@@ -41,7 +40,7 @@ from engine.sparql.exec import (
 )
 from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import parse_query, parse_update
-from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
+from engine.store import DEFAULT_GRAPH, QuadStore
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
 
@@ -178,7 +177,7 @@ class Store:
     @classmethod
     def open(cls, path: str | Path) -> Store:
         """Open a store written by ``rivulet load`` (memory-mapped base store)."""
-        from engine.store.base_store import open_quad_store
+        from engine.store import open_quad_store
 
         store = cls()
         store._store = open_quad_store(Path(path))

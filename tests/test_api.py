@@ -7,9 +7,9 @@ from urllib.parse import parse_qs
 import pytest
 
 from engine.api import Store
-from engine.rdf.terms import IRI, Literal
+from engine.rdf import IRI, Literal
 from engine.sparql.exec import ServiceError, UpdateError
-from engine.sparql.results.dispatch import write_select
+from engine.sparql.results import write_select
 from engine.sparql.syntax import SparqlSyntaxError
 
 DATA = b"""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.rdf.terms import IRI, BNode, Literal, Term, Variable
+from engine.rdf import IRI, BNode, Literal, Term, Variable
 
 TermOrVar = IRI | BNode | Literal | Variable
 

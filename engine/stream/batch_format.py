@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from engine.rdf.ntriples import NTriplesError, parse_statement
+from engine.rdf import NTriplesError, parse_statement
 from engine.stream.errors import StreamError
 
 MEDIA_TYPE = "application/x-timestamped-ntriples"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from engine.rdf.terms import Term
+from engine.rdf import Term
 
 
 @dataclass(eq=False)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.stream.transient import TransientLog
 
 

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import time
 
-from engine.sparql.exec.executor import Executor
-from engine.sparql.exec.forms import construct
-from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.solutions import Solutions
-from engine.sparql.expr.evaluate import EvalContext
-from engine.sparql.syntax.registration import ContinuousQuery
-from engine.store.quad_store import QuadStore
+from engine.sparql.exec import Executor, QueryTerms, Solutions, construct
+from engine.sparql.expr import EvalContext
+from engine.sparql.syntax import ContinuousQuery
+from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamState

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from engine.rdf.terms import IRI
-from engine.sparql.syntax.registration import ContinuousQuery, parse_registration
+from engine.rdf import IRI
+from engine.sparql.syntax import ContinuousQuery, parse_registration
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.store.memory_graph import EMPTY
+from engine.store import EMPTY
 
 
 @dataclass(frozen=True)

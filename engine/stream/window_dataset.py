@@ -17,16 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.rdf.terms import XSD_INTEGER, Literal
-from engine.sparql.exec.dataset import merged
-from engine.sparql.exec.executor import QueryDataset
-from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.expr.evaluate import ExprError
-from engine.sparql.syntax.registration import ContinuousQuery
-from engine.store.layered_graph import LayeredGraph
-from engine.store.memory_graph import MemoryGraph
-from engine.store.quad_store import DEFAULT_GRAPH
-from engine.store.union_graph import UnionGraph
+from engine.rdf import XSD_INTEGER, Literal
+from engine.sparql.exec import QueryDataset, QueryTerms, merged
+from engine.sparql.expr import ExprError
+from engine.sparql.syntax import ContinuousQuery
+from engine.store import DEFAULT_GRAPH, LayeredGraph, MemoryGraph, UnionGraph
 from engine.stream.registry import StreamState
 from engine.stream.schedule import WindowSchedule
 from engine.stream.transient import WindowContent

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from engine.rdf.terms import IRI, XSD, BNode, Literal
+from engine.rdf import IRI, XSD, BNode, Literal
 from tests.harness.w3c.compare import compare_graphs, compare_solutions
 from tests.harness.w3c.runner import TestTimeout, time_limit
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from engine.api import Store
-from engine.rdf.terms import IRI, Literal
+from engine.rdf import IRI, Literal
 
 # Every one of the N rows runs an EXISTS that scans all N rows with a string
 # comparison: about a minute of work, checked for cancellation before each EXISTS.

@@ -10,8 +10,8 @@ from rdflib.plugins.stores.sparqlstore import SPARQLStore, SPARQLUpdateStore
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 
 from engine.api import Store
-from engine.rdf.terms import IRI, Literal
-from engine.sparql.results.dispatch import read_select
+from engine.rdf import IRI, Literal
+from engine.sparql.results import read_select
 
 EX = "PREFIX ex: <http://example.org/rivers/>\n"
 LONGEST = EX + "SELECT ?river ?km WHERE { ?river a ex:River ; ex:lengthKm ?km } ORDER BY DESC(?km) LIMIT 3"

@@ -18,7 +18,7 @@ import rdflib
 from rdflib.collection import Collection
 
 from engine.api import Store
-from engine.sparql.results.dispatch import read_select
+from engine.sparql.results import read_select
 from tests.harness.w3c.compare import compare_solutions
 from tests.harness.w3c.manifest import MF, QT, SUITE_ROOT, suite_missing_reason, url_to_path
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.rdf.terms import IRI, BNode, Literal, numeric_value
+from engine.rdf import IRI, BNode, Literal, numeric_value
 
 ROOT = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "csrbench"
 STREAM = "http://example.org/csrbench"

@@ -18,9 +18,8 @@ from engine.api import Store
 from engine.loader.parse_lines import LoadError
 from engine.loader.writer import write_partition
 from engine.rdf import IRI, BNode, Literal, canonical
+from engine.store import MappedGraph, MemoryGraph
 from engine.store.layout import DIRECTIONS, Manifest
-from engine.store.mapped_graph import MappedGraph
-from engine.store.memory_graph import MemoryGraph
 from engine.store.term_hash import hash_strings, term_hash
 
 DATA = Path(__file__).parent / "data"

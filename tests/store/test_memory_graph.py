@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from engine.store.memory_graph import MemoryGraph, expand_ranges
-from engine.store.quad_store import DEFAULT_GRAPH, QuadStore
+from engine.store import DEFAULT_GRAPH, MemoryGraph, QuadStore, expand_ranges
 
 
 def ids(*values):

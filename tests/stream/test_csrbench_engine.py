@@ -3,10 +3,8 @@
 import pytest
 
 from engine.api import Store
-from engine.rdf.documents import parse_rdf
-from engine.rdf.terms import IRI
-from engine.stream.registry import StreamDefinition
-from engine.stream.stream_engine import StreamEngine
+from engine.rdf import IRI, parse_rdf
+from engine.stream import StreamDefinition, StreamEngine
 from tests.harness import csrbench
 
 pytestmark = pytest.mark.skipif(

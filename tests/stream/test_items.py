@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.stream.errors import BadItem, UnsupportedItemType
 from engine.stream.items import parse_items
 

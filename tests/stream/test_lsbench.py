@@ -24,9 +24,8 @@ from benchmarks.lsbench_data import (
 )
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
 from engine.api import Store
-from engine.rdf.terms import IRI, Literal
-from engine.stream.registry import StreamDefinition
-from engine.stream.stream_engine import StreamEngine
+from engine.rdf import IRI, Literal
+from engine.stream import StreamDefinition, StreamEngine
 
 pyoxigraph = pytest.importorskip("pyoxigraph")
 

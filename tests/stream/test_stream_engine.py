@@ -5,11 +5,9 @@ import time
 import pytest
 
 from engine.api import Store
-from engine.rdf.terms import IRI, Literal
+from engine.rdf import IRI, Literal
+from engine.stream import StreamDefinition, StreamEngine, Subscription
 from engine.stream.errors import BadRegistration, DuplicateName, LateItem, TooManyWindows, UnknownStream
-from engine.stream.registry import StreamDefinition
-from engine.stream.stream_engine import StreamEngine
-from engine.stream.subscription import Subscription
 
 EX = "http://example.org/"
 
@@ -262,7 +260,7 @@ def test_an_update_keeps_the_snapshot_of_pending_windows(engine):
 
 
 def test_datetime_timestamps_are_exact_milliseconds():
-    from engine.stream.batch_format import parse_timestamp
+    from engine.stream import parse_timestamp
 
     assert parse_timestamp("1987-03-12T00:11:34.550Z") == 542506294550
     assert parse_timestamp("2023-11-14T22:13:20") == 1700000000000

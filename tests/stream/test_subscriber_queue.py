@@ -3,9 +3,8 @@
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+from engine.stream import Subscription, WindowEvent
 from engine.stream.broadcast import Broadcast
-from engine.stream.events import WindowEvent
-from engine.stream.subscription import Subscription
 
 CAPACITY = 8
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from engine.rdf.terms import Variable
+from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.solutions import Solutions, cross
 from engine.sparql.plan import chunk_bounds, order_patterns
-from engine.store.graph import Graph
+from engine.store import Graph
 
 
 def basic_graph_pattern(node: A.BGP, cx: ExecutionContext) -> Solutions:

@@ -19,7 +19,7 @@ from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import EvalContext
 from engine.sparql.plan import CostModel
-from engine.store.graph import Graph
+from engine.store import Graph
 
 #: a SERVICE call: the node and the query's terms in, the remote solutions out
 ServiceCall = Callable[[A.Service, QueryTerms], Solutions]

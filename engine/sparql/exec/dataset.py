@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.sparql.exec.query_terms import QueryTerms
-from engine.store.graph import Graph
-from engine.store.memory_graph import MemoryGraph
-from engine.store.quad_store import DEFAULT_GRAPH, Snapshot
+from engine.store import DEFAULT_GRAPH, Graph, MemoryGraph, Snapshot
 
 
 class QueryDataset:

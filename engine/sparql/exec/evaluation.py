@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import Literal, Term, Variable
+from engine.rdf import Literal, Term, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from engine.rdf.terms import IRI, BNode, Literal, Term, Variable
+from engine.rdf import IRI, BNode, Literal, Term, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.solutions import Solutions, join

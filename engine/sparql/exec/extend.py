@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import Term
+from engine.rdf import Term
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.evaluation import decoded_rows, encoded_values

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
+from engine.rdf import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
 from engine.sparql import algebra as A
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.store.graph import Graph
+from engine.store import Graph
 
 
 def construct(template: tuple[A.TriplePattern, ...], solutions: Solutions, terms: QueryTerms) -> list:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.solutions import Solutions, concat

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.rdf.terms import XSD_INTEGER, Literal
+from engine.rdf import XSD_INTEGER, Literal
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.evaluation import decoded_rows, encoded_values

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import Variable
+from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.bgp import extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf.terms import Variable
+from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.store.graph import Graph
-from engine.store.memory_graph import EMPTY
+from engine.store import EMPTY, Graph
 
 
 def _pair_keys(start_idx: np.ndarray, nodes: np.ndarray) -> np.ndarray:

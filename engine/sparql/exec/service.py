@@ -11,13 +11,13 @@ from __future__ import annotations
 import httpx
 import numpy as np
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions, concat
 from engine.sparql.expr import ExprError
-from engine.sparql.results.dispatch import read_select
+from engine.sparql.results import read_select
 
 ACCEPT = "application/sparql-results+json, application/sparql-results+xml;q=0.9"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.store.memory_graph import EMPTY, expand_ranges
+from engine.store import EMPTY, expand_ranges
 
 
 class Solutions:

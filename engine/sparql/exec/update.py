@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.rdf.terms import IRI, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
+from engine.rdf import IRI, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ServiceCall
 from engine.sparql.exec.dataset import build_dataset
@@ -19,7 +19,7 @@ from engine.sparql.exec.executor import Executor
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import EvalContext
-from engine.store.quad_store import DEFAULT_GRAPH, Transaction
+from engine.store import DEFAULT_GRAPH, Transaction
 
 
 class UpdateError(Exception):

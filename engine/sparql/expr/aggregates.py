@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from engine.rdf.terms import Literal, Term, Variable
+from engine.rdf import Literal, Term, Variable
 from engine.sparql.algebra import Aggregate
 from engine.sparql.expr.evaluate import EvalContext, ExprError, evaluate, order_key
 from engine.sparql.expr.operators import arithmetic

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
-from engine.rdf.terms import (
+from engine.rdf import (
     IRI,
     XSD_BOOLEAN,
     XSD_DATETIME,

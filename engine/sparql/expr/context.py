@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from engine.rdf.terms import XSD_DATETIME, BNode, Literal, Term, Variable
+from engine.rdf import XSD_DATETIME, BNode, Literal, Term, Variable
 from engine.sparql.algebra import Pattern
 
 

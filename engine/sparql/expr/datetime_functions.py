@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.rdf.terms import XSD, XSD_DECIMAL, Literal, Term
+from engine.rdf import XSD, XSD_DECIMAL, Literal, Term
 from engine.sparql.expr.context import EvalContext, ExprError
 from engine.sparql.expr.xsd import DateTimeValue, datetime_value, format_decimal_plain, integer_literal
 

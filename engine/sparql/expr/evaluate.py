@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from engine.rdf.terms import Term, Variable
+from engine.rdf import Term, Variable
 from engine.sparql.algebra import (
     BinaryExpr,
     CallExpr,

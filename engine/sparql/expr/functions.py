@@ -18,8 +18,7 @@ from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from urllib.parse import quote
 
-from engine.rdf.iri import resolve_iri
-from engine.rdf.terms import IRI, RDF_LANGSTRING, XSD_DECIMAL, BNode, Literal, Term
+from engine.rdf import IRI, RDF_LANGSTRING, XSD_DECIMAL, BNode, Literal, Term, resolve_iri
 from engine.sparql.expr.context import EvalContext, ExprError
 from engine.sparql.expr.operators import number_of
 from engine.sparql.expr.xpath_regex import compile_regex, xpath_replace

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-from engine.rdf.terms import XSD_BOOLEAN, XSD_DATETIME, Literal, Term
+from engine.rdf import XSD_BOOLEAN, XSD_DATETIME, Literal, Term
 from engine.sparql.expr.context import ExprError
 from engine.sparql.expr.xsd import (
     DECIMAL,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term
 from engine.sparql.expr.operators import BOOLEAN, DATE, DATETIME, LANG_STRING, NUMBER, STRING, literal_value
 
 _UNBOUND_KEY = (0,)

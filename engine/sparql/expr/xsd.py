@@ -17,7 +17,7 @@ import struct
 from decimal import Context, Decimal, InvalidOperation
 from functools import lru_cache
 
-from engine.rdf.terms import (
+from engine.rdf import (
     DECIMAL_FORM,
     DOUBLE_FORM,
     INTEGER_FORM,

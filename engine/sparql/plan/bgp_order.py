@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.rdf.terms import Variable
+from engine.rdf import Variable
 from engine.sparql.algebra import TriplePattern
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from engine.rdf.terms import Variable
+from engine.rdf import Variable
 from engine.sparql import algebra as A
 
 

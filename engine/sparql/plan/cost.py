@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from engine.rdf.terms import Term, Variable
+from engine.rdf import Term, Variable
 from engine.sparql.algebra import TriplePattern
-from engine.store.graph import Graph
+from engine.store import Graph
 
 #: ``estimate(pattern, bound, rows)`` as :func:`order_patterns` takes it
 Estimator = Callable[[TriplePattern, set[str], float], float]

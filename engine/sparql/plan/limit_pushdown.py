@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.rdf.terms import Variable
+from engine.rdf import Variable
 from engine.sparql import algebra as A
 
 #: first-pattern rows explored in the first chunk of a LIMIT query

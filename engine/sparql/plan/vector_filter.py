@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.rdf.terms import IRI, Literal
+from engine.rdf import IRI, Literal
 from engine.sparql import algebra as A
 
 #: comparison operators a column can be tested with

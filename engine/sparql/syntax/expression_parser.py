@@ -9,7 +9,7 @@ more lenient than the grammar, as other engines are.
 
 from __future__ import annotations
 
-from engine.rdf.terms import IRI, Literal, Variable
+from engine.rdf import IRI, Literal, Variable
 from engine.sparql.algebra import (
     Aggregate,
     BinaryExpr,

@@ -12,7 +12,7 @@ first appearance) which BIND, ``SELECT *`` and the SELECT checks need.
 
 from __future__ import annotations
 
-from engine.rdf.terms import Term, Variable
+from engine.rdf import Term, Variable
 from engine.sparql.algebra import (
     BGP,
     BinaryExpr,

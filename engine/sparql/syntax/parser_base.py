@@ -8,8 +8,7 @@ patterns -> queries -> updates. Every layer works on the same token list.
 
 from __future__ import annotations
 
-from engine.rdf.iri import resolve_iri
-from engine.rdf.terms import (
+from engine.rdf import (
     IRI,
     RDF,
     RDF_TYPE,
@@ -21,6 +20,7 @@ from engine.rdf.terms import (
     Literal,
     Term,
     Variable,
+    resolve_iri,
 )
 from engine.sparql.algebra import Pattern
 from engine.sparql.syntax.errors import SparqlSyntaxError, error_at

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from engine.rdf.terms import IRI, Variable
+from engine.rdf import IRI, Variable
 from engine.sparql.algebra import (
     BGP,
     Aggregate,

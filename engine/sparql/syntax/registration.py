@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.sparql.algebra import Dataset, Pattern, Query, Window
 from engine.sparql.syntax.graph_pattern_parser import Scope, join
 from engine.sparql.syntax.query_parser import QueryParser

@@ -13,7 +13,7 @@ into steps joined by fresh hidden variables, and what remains (alternatives,
 
 from __future__ import annotations
 
-from engine.rdf.terms import IRI, Term, Variable
+from engine.rdf import IRI, Term, Variable
 from engine.sparql.algebra import (
     Path,
     PathAlternative,

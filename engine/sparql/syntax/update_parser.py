@@ -11,7 +11,7 @@ their template (W3C tests insert-where-same-bnode*).
 
 from __future__ import annotations
 
-from engine.rdf.terms import IRI
+from engine.rdf import IRI
 from engine.sparql.algebra import (
     Clear,
     Create,

@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 import rdflib
 from rdflib.compare import isomorphic
 
-from engine.rdf.terms import NUMERIC_DATATYPES, XSD, BNode, Literal, Term
+from engine.rdf import NUMERIC_DATATYPES, XSD, BNode, Literal, Term
 from tests.harness.w3c.expected import Triple, exact_rdflib, to_rdflib, triples_of
 
 Row = Sequence[Term | None]

@@ -17,7 +17,7 @@ from pathlib import Path
 import rdflib
 from rdflib import RDF, Namespace
 
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term
 
 RS = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/result-set#")
 

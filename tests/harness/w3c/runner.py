@@ -19,7 +19,7 @@ from pathlib import Path
 
 from engine.api import QueryResult, Store
 from engine.sparql import algebra as A
-from engine.sparql.results.dispatch import read_select, write_boolean, write_select
+from engine.sparql.results import read_select, write_boolean, write_select
 from engine.sparql.syntax import SparqlSyntaxError, parse_query, parse_update
 from tests.harness.w3c.compare import compare_graphs, compare_solutions
 from tests.harness.w3c.expected import read_expected_rdf, read_rdf_file

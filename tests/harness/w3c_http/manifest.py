@@ -18,7 +18,7 @@ from rdflib import RDFS, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.compare import isomorphic
 
-from engine.sparql.results.dispatch import format_for_media_type, read_select
+from engine.sparql.results import format_for_media_type, read_select
 from tests.harness.w3c.manifest import SUITE_ROOT
 
 MF = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from engine.rdf.terms import IRI, XSD, BNode, Literal, Variable
+from engine.rdf import IRI, XSD, BNode, Literal, Variable
 from engine.sparql.algebra import (
     BGP,
     Aggregate,

@@ -3,7 +3,7 @@ LIMIT push-down shapes and chunks, vectorised filter shapes."""
 
 import numpy as np
 
-from engine.rdf.terms import IRI, BNode, Literal, Variable
+from engine.rdf import IRI, BNode, Literal, Variable
 from engine.sparql import algebra as A
 from engine.sparql.plan import (
     CHUNK_GROWTH,

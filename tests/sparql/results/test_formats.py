@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from engine.rdf.terms import IRI, XSD, BNode, Literal
-from engine.sparql.results.dispatch import (
+from engine.rdf import IRI, XSD, BNode, Literal
+from engine.sparql.results import (
     MEDIA_TYPES,
     format_for_media_type,
     read_select,

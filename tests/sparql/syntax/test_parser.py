@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.rdf.terms import (
+from engine.rdf import (
     IRI,
     RDF,
     RDF_TYPE,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rdf.terms import IRI, Variable
+from engine.rdf import IRI, Variable
 from engine.sparql.algebra import BGP, Join, Project, TriplePattern, Window
 from engine.sparql.syntax import (
     BARE_NAME_NAMESPACE,
