@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.rdf import IRI, RDF_TYPE, XSD_DATETIME, XSD_INTEGER, Literal
+from engine.rdf import IRI, RDF_TYPE, XSD_DATETIME, XSD_INTEGER, Literal, format_term
 
 SN = "http://rivulet.example.org/sn/"
 DEFAULT_TRIPLES = 1_000_000
@@ -47,7 +47,7 @@ class Pool:
     """Terms of one kind with their N-Triples spelling, addressed by index."""
 
     terms: list
-    n3: list[str]
+    spellings: list[str]
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class SocialGraph:
         """The whole graph as an N-Triples document."""
         parts: list[str] = []
         for b in self.blocks:
-            subjects, objects, p = b.subjects.n3, b.objects.n3, b.predicate.n3()
+            subjects, objects, p = b.subjects.spellings, b.objects.spellings, format_term(b.predicate)
             parts.append("".join([f"{subjects[i]} {p} {objects[j]} .\n"
                                   for i, j in zip(b.s.tolist(), b.o.tolist(), strict=True)]))
         return "".join(parts).encode("utf-8")

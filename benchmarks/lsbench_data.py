@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmarks.generate import Block, Pool, _unique_pairs, _zipf_weights
-from engine.rdf import IRI, XSD, Literal, Term
+from engine.rdf import IRI, XSD, Literal, Term, format_term
 
 SIB = "http://www.ins.cwi.nl/sib/"
 VOCAB = SIB + "vocabulary/"
@@ -163,7 +163,7 @@ class LSBenchData:
 
 # --------------------------------------------------------------------- pools
 def _pool(terms: list) -> Pool:
-    return Pool(terms, [t.n3() for t in terms])
+    return Pool(terms, [format_term(t) for t in terms])
 
 
 def _iri_pool(prefix: str, numbers: np.ndarray | range) -> Pool:

@@ -55,6 +55,7 @@ from benchmarks.lsbench_data import (
 )
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
 from benchmarks.query_latency import size_label
+from engine.rdf import format_term
 from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
 
 LSBENCH_DOC = Path(__file__).resolve().parent.parent / "docs" / "lsbench.md"
@@ -167,7 +168,7 @@ def _free_port() -> int:
 
 def _batch(items: list[Item]) -> bytes:
     """Items as timestamped N-Triples (engine/stream/batch_format.py)."""
-    return "".join(f"{ts} {s.n3()} {p.n3()} {o.n3()} .\n"
+    return "".join(f"{ts} {format_term(s)} {format_term(p)} {format_term(o)} .\n"
                    for ts, triples in items for s, p, o in triples).encode()
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from endpoint import replay_command, serve
 from endpoint.load_command import add_parser as add_load_parser
 from engine.api import Store
+from engine.rdf import format_term
 from engine.sparql.results import write_boolean, write_select
 
 
@@ -29,7 +30,7 @@ def _query(args: argparse.Namespace) -> int:
         out.write(write_boolean(args.format, bool(result.boolean)))
     else:
         for s, p, o in result.triples():
-            out.write(f"{s.n3()} {p.n3()} {o.n3()} .\n".encode())
+            out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} .\n".encode())
     out.flush()
     return 0
 

@@ -18,7 +18,7 @@ from endpoint import negotiation
 from endpoint.negotiation import Offer
 from endpoint.workers import Workers
 from engine.api import QueryResult
-from engine.rdf import Term, serialize_triples
+from engine.rdf import Term, format_term, serialize_triples
 from engine.sparql.results import write_boolean, write_select
 
 #: triples per chunk when N-Triples are streamed
@@ -84,7 +84,7 @@ async def graph_response(triples: Iterable[Triple], offer: Offer, workers: Worke
 def _ntriples(triples: Iterable[Triple]) -> Iterator[bytes]:
     batch: list[str] = []
     for s, p, o in triples:
-        batch.append(f"{s.n3()} {p.n3()} {o.n3()} .\n")
+        batch.append(f"{format_term(s)} {format_term(p)} {format_term(o)} .\n")
         if len(batch) >= NT_CHUNK:
             yield "".join(batch).encode()
             batch.clear()

@@ -58,18 +58,13 @@ def unescape(text: str) -> str:
 
 def escape_string(text: str, *, tsv: bool = False) -> str:
     """The body of a quoted literal: canonical N-Triples escapes, plus tab,
-    backspace and form feed when ``tsv``."""
+    backspace and form feed when ``tsv``. The store's spelling is on hot paths,
+    where four substring tests beat one regex search on real data's short strings."""
     if tsv:
         return text.translate(_TSV_ESCAPES) if _TSV_SPECIAL.search(text) else text
-    return _quoted(text)[1:-1]
-
-
-def _quoted(text: str) -> str:
-    """``escape_string(text)`` in quotes: the store's spelling is on hot paths,
-    where four substring tests beat one regex search on real data's short strings."""
     if "\\" in text or '"' in text or "\n" in text or "\r" in text:
-        text = text.translate(_CANONICAL_ESCAPES)
-    return '"' + text + '"'
+        return text.translate(_CANONICAL_ESCAPES)
+    return text
 
 
 def _tsv_iri(value: str) -> str:
@@ -80,16 +75,32 @@ def _tsv_iri(value: str) -> str:
 def format_term(term: Term, *, tsv: bool = False) -> str:
     """The N-Triples spelling of ``term`` (valid Turtle too): canonical by
     default (the store's spelling), escaped for a TSV field when ``tsv``."""
+    if tsv:
+        return _tsv_spelling(term)
     cls = term.__class__
     if cls is IRI:
-        return _tsv_iri(term.value) if tsv else "<" + term.value + ">"
+        return f"<{term.value}>"
     if cls is BNode:
-        return "_:" + term.id
-    text = '"' + escape_string(term.lexical, tsv=tsv) + '"' if tsv else _quoted(term.lexical)
+        return f"_:{term.id}"
+    text = escape_string(term.lexical)
     if term.lang:
-        return text + "@" + term.lang
+        return f'"{text}"@{term.lang}'
     if term.datatype:
-        return text + "^^" + (_tsv_iri(term.datatype) if tsv else "<" + term.datatype + ">")
+        return f'"{text}"^^<{term.datatype}>'
+    return f'"{text}"'
+
+
+def _tsv_spelling(term: Term) -> str:
+    cls = term.__class__
+    if cls is IRI:
+        return _tsv_iri(term.value)
+    if cls is BNode:
+        return f"_:{term.id}"
+    text = f'"{escape_string(term.lexical, tsv=True)}"'
+    if term.lang:
+        return f"{text}@{term.lang}"
+    if term.datatype:
+        return f"{text}^^{_tsv_iri(term.datatype)}"
     return text
 
 
@@ -101,19 +112,41 @@ _DOUBLE = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+")
 
 
 def parse_term(text: str, *, shorthands: bool = False) -> Term:
-    """The term an N-Triples term string spells. With ``shorthands``, also the
-    Turtle forms a TSV result may use: single-quoted and long strings, bare
-    numbers and booleans (prefixed names are not resolved).
+    """The term an N-Triples term string spells.
 
-    A loaded store decodes every term of a result with this, so it is one
-    function of a few string operations, with no regex."""
+    Without ``shorthands`` the string must be one term as N-Triples writes it:
+    a store's spelling, or a term the statement reader or the loader's line
+    pattern already matched. It is not checked again: a loaded store decodes
+    every term of a result with this, so it is a few string operations.
+    With ``shorthands`` the string is an untrusted TSV field: it is checked,
+    and the other Turtle forms a TSV result may use are read too
+    (single-quoted and long strings, bare numbers and booleans; prefixed
+    names are not resolved)."""
+    if shorthands:
+        return _parse_field(text)
+    first = text[0]
+    if first == "<":
+        return IRI(unescape(text[1:-1]))
+    if first == "_":
+        return BNode(text[2:])
+    end = text.rindex('"')
+    lexical = unescape(text[1:end])
+    if end + 1 == len(text):
+        return Literal(lexical)
+    if text[end + 1] == "@":
+        return Literal(lexical, None, text[end + 2 :])
+    return Literal(lexical, unescape(text[end + 4 : -1]))
+
+
+def _parse_field(text: str) -> Term:
+    """``parse_term(text, shorthands=True)``: one TSV field, checked."""
     first = text[:1]
     if first == "<":
         if text[-1] == ">":
             return IRI(unescape(text[1:-1]))
-    elif first == '"' or (shorthands and first == "'"):
+    elif first in ('"', "'"):
         # the closing quote is the last one: a language tag or a datatype IRIREF has none
-        width = 3 if shorthands and text.startswith(first * 3) else 1
+        width = 3 if text.startswith(first * 3) else 1
         close = text.rfind(first) + 1
         if close < 2 * width:
             raise ValueError(f"unterminated string in {text!r}")
@@ -129,9 +162,9 @@ def parse_term(text: str, *, shorthands: bool = False) -> Term:
     elif first == "_":
         if text[1:2] == ":" and len(text) > 2:
             return BNode(text[2:])
-    elif shorthands:
+    else:
         return _shorthand(text)
-    raise ValueError(f"not an N-Triples term: {text!r}")
+    raise ValueError(f"not an RDF term: {text!r}")
 
 
 def _shorthand(text: str) -> Literal:

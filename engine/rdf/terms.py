@@ -6,7 +6,7 @@ decoding output, evaluating expressions). Everything inside the store and the
 executor works on integer IDs handed out by a term dictionary
 (:mod:`engine.rdf.dictionary`); a term is turned back into an object only
 when a result leaves the engine or when an expression needs its value. How a
-term is spelled in text is :mod:`engine.rdf.ntriples`' job: ``n3()`` asks it.
+term is spelled in text is :mod:`engine.rdf.ntriples`' job (``format_term``).
 
 Plain literals and ``xsd:string`` literals are the same term in RDF 1.1, so
 ``Literal`` normalises ``xsd:string`` to ``datatype=None``.
@@ -58,9 +58,6 @@ class IRI:
     def __repr__(self) -> str:
         return f"<{self.value}>"
 
-    def n3(self) -> str:
-        """The canonical N-Triples spelling (see :func:`engine.rdf.ntriples.format_term`)."""
-        return _syntax.format_term(self)
 
 
 class BNode:
@@ -80,9 +77,6 @@ class BNode:
     def __repr__(self) -> str:
         return f"_:{self.id}"
 
-    def n3(self) -> str:
-        """The canonical N-Triples spelling (see :func:`engine.rdf.ntriples.format_term`)."""
-        return _syntax.format_term(self)
 
 
 class Literal:
@@ -111,7 +105,10 @@ class Literal:
         return hash(("L", self.lexical, self.datatype, self.lang))
 
     def __repr__(self) -> str:
-        return self.n3()
+        # the N-Triples spelling, written where all term syntax is
+        from engine.rdf.ntriples import format_term
+
+        return format_term(self)
 
     @property
     def datatype_iri(self) -> str:
@@ -120,9 +117,6 @@ class Literal:
             return RDF_LANGSTRING
         return self.datatype or XSD_STRING
 
-    def n3(self) -> str:
-        """The canonical N-Triples spelling (see :func:`engine.rdf.ntriples.format_term`)."""
-        return _syntax.format_term(self)
 
 
 class Variable:
@@ -200,8 +194,3 @@ def fresh_bnode() -> BNode:
     """A blank node no other one in this process has: for CONSTRUCT templates,
     INSERT templates and INSERT DATA, whose output may be stored."""
     return BNode(f"{_FRESH_PREFIX}n{next(_fresh_labels)}")
-
-
-# The spelling lives with the rest of the syntax, which builds the classes
-# above; imported last so that either module may be imported first.
-from engine.rdf import ntriples as _syntax  # noqa: E402

@@ -17,7 +17,7 @@ import pytest
 from engine.api import Store
 from engine.loader.parse_lines import LoadError
 from engine.loader.writer import write_partition
-from engine.rdf import IRI, BNode, Literal, canonical
+from engine.rdf import IRI, BNode, Literal, canonical, format_term
 from engine.store import MappedGraph, MemoryGraph
 from engine.store.layout import DIRECTIONS, Manifest
 from engine.store.term_hash import hash_strings, term_hash
@@ -37,11 +37,11 @@ def test_vectorised_hash_equals_the_lookup_hash():
     assert len(set(hash_strings(data, offsets).tolist())) == len(texts)
 
 
-def test_canonical_spelling_is_the_terms_n3():
+def test_canonical_spelling_is_format_terms():
     assert canonical('"caf\\u00E9\\t\\"x\\""^^<http://www.w3.org/2001/XMLSchema#string>') == '"café\t\\"x\\""'
     assert canonical("<http://example.org/\\u00E9t\\u00E9>") == "<http://example.org/été>"
     assert canonical('"1"^^<http://www.w3.org/2001/XMLSchema#integer>') == \
-        Literal("1", "http://www.w3.org/2001/XMLSchema#integer").n3()
+        format_term(Literal("1", "http://www.w3.org/2001/XMLSchema#integer"))
 
 
 def _write_store(root: Path, s, p, o, shards: int) -> MappedGraph:
@@ -112,7 +112,7 @@ def _answers(store: Store, query: str):
     result = store.query(query)
     if result.form == "ASK":
         return result.boolean
-    return sorted(tuple("_" if isinstance(t, BNode) else t.n3() if t else None for t in row)
+    return sorted(tuple("_" if isinstance(t, BNode) else format_term(t) if t else None for t in row)
                   for row in result.rows())
 
 

@@ -24,7 +24,7 @@ from benchmarks.lsbench_data import (
 )
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
 from engine.api import Store
-from engine.rdf import IRI, Literal
+from engine.rdf import IRI, Literal, format_term
 from engine.stream import StreamDefinition, StreamEngine
 
 pyoxigraph = pytest.importorskip("pyoxigraph")
@@ -137,7 +137,7 @@ def test_every_window_matches_plain_sparql(query, run, data, items):
     mismatches = []
     for event in got:
         expected = reference(query, social, items, event.end_ms)
-        answer = Counter(tuple(t.n3() for t in row) for row in event.rows)
+        answer = Counter(tuple(format_term(t) for t in row) for row in event.rows)
         if answer != expected:
             mismatches.append((event.end_ms, sorted(expected - answer)[:3], sorted(answer - expected)[:3]))
     assert not mismatches, f"{len(mismatches)} windows differ; (close, missing, extra): {mismatches[:3]}"
@@ -149,6 +149,6 @@ def test_every_window_matches_plain_sparql(query, run, data, items):
 def test_history_stays_out_of_the_windows(run, data):
     """L2's user has old posts in the history graph; no window may report them."""
     events, _ = run
-    old_posts = {o.n3() for s, p, o in data.history_triples() if p.value.endswith("creator_of")}
-    reported = {row[0].n3() for e in events["L2"] for row in e.rows}
+    old_posts = {format_term(o) for s, p, o in data.history_triples() if p.value.endswith("creator_of")}
+    reported = {format_term(row[0]) for e in events["L2"] for row in e.rows}
     assert reported and not reported & old_posts

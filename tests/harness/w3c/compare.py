@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 import rdflib
 from rdflib.compare import isomorphic
 
-from engine.rdf import NUMERIC_DATATYPES, XSD, BNode, Literal, Term
+from engine.rdf import NUMERIC_DATATYPES, XSD, BNode, Literal, Term, format_term
 from tests.harness.w3c.expected import Triple, exact_rdflib, to_rdflib, triples_of
 
 Row = Sequence[Term | None]
@@ -169,7 +169,7 @@ def solutions_match(actual: list[tuple], expected: list[tuple]) -> bool:
 
 
 def _format_rows(rows: Iterable[tuple]) -> str:
-    lines = [" ".join("UNDEF" if t is None else t.n3() for t in row) for row in rows]
+    lines = [" ".join("UNDEF" if t is None else format_term(t) for t in row) for row in rows]
     shown = "\n".join("    " + line for line in lines[:DIFF_ROWS])
     more = f"\n    ... {len(lines) - DIFF_ROWS} more" if len(lines) > DIFF_ROWS else ""
     return shown + more
