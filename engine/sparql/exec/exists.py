@@ -7,6 +7,7 @@ SPARQL 1.1 section 18.6 defines ``exists(P)`` for a solution ``mu`` as
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
@@ -51,7 +52,6 @@ def substitute(node, row: Mapping[Variable, Term]):
         return A.Project(substitute(node.pattern, inner), node.vars)
     if isinstance(node, A.Graph):
         return A.Graph(substitute(node.name, row), substitute(node.pattern, row))
-    fields = node.__dataclass_fields__ if hasattr(node, "__dataclass_fields__") else None
-    if fields is None:
+    if not dataclasses.is_dataclass(node):
         return node
-    return node.__class__(*(substitute(getattr(node, f), row) for f in fields))
+    return node.__class__(*(substitute(getattr(node, f.name), row) for f in dataclasses.fields(node)))

@@ -8,6 +8,8 @@ continues from the left side's solutions, so it is never matched everywhere.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from engine.rdf import Variable
@@ -83,6 +85,6 @@ def _pattern_vars(node) -> list[str]:
             names[item.name] = None
         elif isinstance(item, tuple):
             stack.extend(item)
-        elif hasattr(item, "__dataclass_fields__") and not isinstance(item, A.ExistsExpr):
-            stack.extend(getattr(item, f) for f in item.__dataclass_fields__)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, A.ExistsExpr):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
     return [n for n in names if not n.startswith(".")] + [n for n in names if n.startswith(".")]
