@@ -6,6 +6,8 @@ and transactions, and the on-disk format of a loaded store.
 - :mod:`~engine.store.mapped_graph`: a loaded store's graph, memory-mapped CSR arrays.
 - :mod:`~engine.store.union_graph`: disjoint graphs read as one.
 - :mod:`~engine.store.layered_graph`: a base plus timestamped stream deltas.
+- :mod:`~engine.store.timed_triples`: one stream batch, indexed once at ingest (the stream index).
+- :mod:`~engine.store.window_graph`: a window read in place from its batches, merged with stored graphs.
 - :mod:`~engine.store.quad_store`: snapshots, transactions, retention of stream timestamps.
 - :mod:`~engine.store.layout`: where each array of a loaded store lives (the loader writes it).
 - :mod:`~engine.store.term_hash`: the 64-bit hash that numbers a loaded store's terms.
@@ -23,7 +25,9 @@ from engine.store.mapped_dictionary import MappedTermDictionary
 from engine.store.mapped_graph import MappedGraph
 from engine.store.memory_graph import EMPTY, MemoryGraph, expand_ranges
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction
+from engine.store.timed_triples import TimedTriples, TimeSlice, fingerprints
 from engine.store.union_graph import UnionGraph
+from engine.store.window_graph import WindowGraph
 
 __all__ = [
     "Graph",
@@ -31,6 +35,10 @@ __all__ = [
     "MemoryGraph",
     "MappedGraph",
     "UnionGraph",
+    "TimedTriples",
+    "TimeSlice",
+    "WindowGraph",
+    "fingerprints",
     "LayeredGraph",
     "Delta",
     "NO_STREAM",

@@ -18,6 +18,7 @@ key; query-local IDs are negative and never match a stored key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
@@ -25,6 +26,8 @@ import numpy as np
 from engine.store.graph import Matches, contains_by_match
 
 EMPTY = np.zeros(0, dtype=np.int64)
+#: which rows a read keeps, from the column carried along the sort orders
+Visibility = Callable[[np.ndarray], np.ndarray]
 #: probe columns longer than this are deduplicated and sorted before the search
 SORTED_PROBE_MIN = 32
 
@@ -71,23 +74,27 @@ def _pair_key(high: np.ndarray, low: np.ndarray) -> np.ndarray:
 
 
 class _Order:
-    """One sort order of the graph's triples: three columns sorted lexicographically."""
+    """One sort order of the graph's triples: three columns sorted lexicographically,
+    and optionally a fourth column that rides along (a stream batch's timestamps)."""
 
-    __slots__ = ("first", "second", "third", "key")
+    __slots__ = ("first", "second", "third", "key", "carried")
 
-    def __init__(self, first: np.ndarray, second: np.ndarray, third: np.ndarray, two_part_key: bool):
+    def __init__(self, first: np.ndarray, second: np.ndarray, third: np.ndarray, two_part_key: bool,
+                 carried: np.ndarray | None = None):
         order = np.lexsort((third, second, first))
         self.first = first[order]
         self.second = second[order]
         self.third = third[order]
+        self.carried = None if carried is None else carried[order]
         # the search key: (first, second) packed for PSO/POS, first alone for SPO/OSP
         self.key = (self.first << 32) | self.second if two_part_key else self.first
 
     def ranges(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if len(keys) > SORTED_PROBE_MIN:
+        if len(keys) > SORTED_PROBE_MIN and not bool((keys[1:] >= keys[:-1]).all()):
             # searchsorted walks sorted probes 5-10x faster than random ones
             # (measured: 200K probes into 300K keys, 61 ms -> 12 ms), and a join
             # column usually repeats its values: probe each distinct key once
+            # (unless the caller did: then the keys are already in order)
             distinct, inverse = np.unique(keys, return_inverse=True)
             lo = np.searchsorted(self.key, distinct, side="left")[inverse]
             hi = np.searchsorted(self.key, distinct, side="right")[inverse]
@@ -123,21 +130,24 @@ class MemoryGraph:
         return len(self.s)
 
     # ------------------------------------------------------------- sort orders
+    #: a column sorted along with every order (None: none); see TimedTriples
+    _carried: np.ndarray | None = None
+
     @cached_property
     def pso(self) -> _Order:
-        return _Order(self.p, self.s, self.o, True)
+        return _Order(self.p, self.s, self.o, True, self._carried)
 
     @cached_property
     def pos(self) -> _Order:
-        return _Order(self.p, self.o, self.s, True)
+        return _Order(self.p, self.o, self.s, True, self._carried)
 
     @cached_property
     def spo(self) -> _Order:
-        return _Order(self.s, self.p, self.o, False)
+        return _Order(self.s, self.p, self.o, False, self._carried)
 
     @cached_property
     def osp(self) -> _Order:
-        return _Order(self.o, self.s, self.p, False)
+        return _Order(self.o, self.s, self.p, False, self._carried)
 
     # ------------------------------------------------------------ cardinality
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
@@ -207,31 +217,45 @@ class MemoryGraph:
         ``n_rows`` (the value bound in that row). Returns ``(row, s, p, o)``:
         for every matching triple, the input row it extends and its IDs.
         """
+        return self._match(s, p, o, n_rows, None)
+
+    def _match(self, s, p, o, n_rows: int, visible: Visibility | None) -> Matches:
+        """:meth:`match`, keeping only the rows whose carried value ``visible``
+        accepts (None: all); a subclass uses it to read a time slice of its rows."""
         if p is not None:
             if s is not None:
-                return self._probe(self.pso, _pair_key(p, s), ("p", "s", "o"), o)
+                return self._probe(self.pso, _pair_key(p, s), ("p", "s", "o"), o, visible)
             if o is not None:
-                return self._probe(self.pos, _pair_key(p, o), ("p", "o", "s"), None)
+                return self._probe(self.pos, _pair_key(p, o), ("p", "o", "s"), None, visible)
             lo = np.searchsorted(self.pso.key, np.where(p > 0, p << 32, -1))
             hi = np.searchsorted(self.pso.key, np.where(p > 0, (p + 1) << 32, -1))
-            return self._expand(self.pso, lo, hi, ("p", "s", "o"), None)
+            return self._expand(self.pso, lo, hi, ("p", "s", "o"), None, visible)
         if s is not None:
-            return self._probe(self.spo, np.where(s > 0, s, -1), ("s", "p", "o"), o)
+            return self._probe(self.spo, np.where(s > 0, s, -1), ("s", "p", "o"), o, visible)
         if o is not None:
-            return self._probe(self.osp, np.where(o > 0, o, -1), ("o", "s", "p"), None)
-        rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(self))
+            return self._probe(self.osp, np.where(o > 0, o, -1), ("o", "s", "p"), None, visible)
+        ss, pp, oo = self.s, self.p, self.o
+        if visible is not None:
+            keep = visible(self._carried)
+            ss, pp, oo = ss[keep], pp[keep], oo[keep]
+        rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(ss))
         tile = np.tile
-        return rows, tile(self.s, n_rows), tile(self.p, n_rows), tile(self.o, n_rows)
+        return rows, tile(ss, n_rows), tile(pp, n_rows), tile(oo, n_rows)
 
-    def _probe(self, order: _Order, keys: np.ndarray, names: tuple[str, str, str], check_third):
+    def _probe(self, order: _Order, keys: np.ndarray, names: tuple[str, str, str], check_third,
+               visible: Visibility | None):
         lo, hi = order.ranges(keys)
-        return self._expand(order, lo, hi, names, check_third)
+        return self._expand(order, lo, hi, names, check_third, visible)
 
     @staticmethod
-    def _expand(order: _Order, lo, hi, names: tuple[str, str, str], check_third):
+    def _expand(order: _Order, lo, hi, names: tuple[str, str, str], check_third,
+                visible: Visibility | None):
         """Gather the rows of the given ranges; ``check_third`` (a per-input-row
         column) keeps only triples whose last column equals it."""
         rows, pos = expand_ranges(lo, hi)
+        if visible is not None:
+            keep = visible(order.carried[pos])
+            rows, pos = rows[keep], pos[keep]
         cols = {names[0]: order.first[pos], names[1]: order.second[pos], names[2]: order.third[pos]}
         if check_third is not None:
             keep = cols[names[2]] == check_third[rows]

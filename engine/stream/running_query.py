@@ -51,7 +51,7 @@ class RunningQuery:
         terms = QueryTerms(quad_store.terms, transient=True)
         dataset = window_dataset(self.spec, window, self.streams, quad_store.snapshot().graphs, terms)
         ctx = EvalContext(base=self.spec.query.base)
-        ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.contents, terms)
+        ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
         solutions = Executor(terms, dataset, ctx, service_client).run(self.spec.query.pattern)
         event = self._event(solutions, terms, window)
         event.closed_at = closed_at

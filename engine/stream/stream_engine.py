@@ -197,7 +197,7 @@ class StreamEngine:
                     terms.pin(np.concatenate([s[timeless], p[timeless], o[timeless]]))
                     txn.append(state.graph_id, s[timeless], p[timeless], o[timeless], ts[timeless],
                                state.number)
-                state.log.append(ts, s, p, o)
+                state.log.append(ts, s, p, o, index=self._has_readers(state))
                 terms.hold(np.concatenate([s, p, o]))
             except BaseException:
                 quad_store.abort(txn)
@@ -210,6 +210,9 @@ class StreamEngine:
         if items:
             state.watermark = items[-1][0]
         state.record(len(data_items), len(flat), from_producer)
+
+    def _has_readers(self, state: StreamState) -> bool:
+        return any(state in query.streams for query in self.queries.values())
 
     # ------------------------------------------------------------------ queries
     def register(self, text: str, base: str | None = None) -> RunningQuery:

@@ -1,18 +1,21 @@
 """The dataset one window is evaluated over: its slice of the transient logs
 and the stored graphs as of its close.
 
-A time window reads ``[close - range, close)`` of each stream's log and the
-stored graphs as they were at ``close``; a count window reads its ``count``
-triples and the store as of its last item. Stored graphs that streams append
-to are :class:`LayeredGraph`s and are cut at that time (``as_of``); every
-other graph is read whole. C-SPARQL merges the windows into the default
-graph (with the FROM graphs, without duplicates); RSP-QL keeps the stored
-dataset and names each window. The f:timestamp function of C-SPARQL is
-answered from the same slice.
+A time window reads ``[close - range, close)`` of each stream's log in place,
+as the indexed batches it spans, and the stored graphs as they were at
+``close``; a count window reads its ``count`` triples and the store as of its
+last item. Stored graphs that streams append to are :class:`LayeredGraph`s
+and are cut at that time (``as_of``); every other graph is read whole.
+C-SPARQL merges the windows into the default graph (with the FROM graphs,
+without duplicates: :class:`WindowGraph` does it per match, not per window);
+RSP-QL keeps the stored dataset and names each window. The f:timestamp
+function of C-SPARQL is answered from a copy of the window's rows, made only
+when a query calls it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +24,7 @@ from engine.rdf import XSD_INTEGER, Literal
 from engine.sparql.exec import QueryDataset, QueryTerms, merged
 from engine.sparql.expr import ExprError
 from engine.sparql.syntax import ContinuousQuery
-from engine.store import DEFAULT_GRAPH, LayeredGraph, MemoryGraph, UnionGraph
+from engine.store import DEFAULT_GRAPH, LayeredGraph, MemoryGraph, TimedTriples, TimeSlice, WindowGraph
 from engine.stream.registry import StreamState
 from engine.stream.schedule import WindowSchedule
 from engine.stream.transient import WindowContent
@@ -32,34 +35,40 @@ TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
 
 @dataclass(frozen=True)
 class Window:
-    """One window: its rows per stream, its bounds as reported, and the
-    application time the stored graphs are read as of."""
+    """One window: per stream window of the query, the batches it spans; its
+    bounds as reported; the application time the stored graphs are read as
+    of; and its rows in arrival order, copied only if asked (f:timestamp)."""
 
-    contents: list[WindowContent]
+    parts: list[list[TimedTriples | TimeSlice]]
     start_ms: int
     end_ms: int
     as_of: int
+    rows: Callable[[], list[WindowContent]]
 
 
 def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> Window:
-    """The window of ``spec`` closing at ``close`` (ms, or sequence number)."""
+    """The window of ``spec`` closing at ``close`` (ms, or sequence number).
+
+    A time window is read in place from the stream index; a count window is
+    copied out of the log and indexed (its rows do not align with batches)."""
     if schedule.count is not None:
         content = schedule.streams[0].log.sequence_range(close - schedule.count, close)
         if not len(content):
-            return Window([content], 0, 0, 0)
+            return Window([], 0, 0, 0, lambda: [content])
+        batch = TimedTriples(content.ts, content.s, content.p, content.o, maybe_repeats=True)
         last = int(content.ts.max()) + 1
-        return Window([content], int(content.ts.min()), last, last)
-    contents = [
-        s.log.time_range(close - w.range_ms, close)
-        for s, w in zip(schedule.streams, spec.windows, strict=True)
-    ]
-    return Window(contents, close - schedule.range_ms, close, close)
+        return Window([[batch]], int(content.ts.min()), last, last, lambda: [content])
+    bounds = [(s.log, close - w.range_ms) for s, w in zip(schedule.streams, spec.windows, strict=True)]
+    return Window([log.window(start, close) for log, start in bounds], close - schedule.range_ms, close,
+                  close, lambda: [log.time_range(start, close) for log, start in bounds])
 
 
 def window_dataset(
     spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict, terms: QueryTerms
 ) -> QueryDataset:
-    """The dataset of ``window`` over the store snapshot's ``graphs``."""
+    """The dataset of ``window`` over the store snapshot's ``graphs``: the
+    windows are read in place (:class:`WindowGraph`), beside the stored graphs
+    cut as of the window's close."""
     cutoffs = {s.number: window.as_of for s in streams}
 
     def cut(graph):
@@ -79,33 +88,25 @@ def window_dataset(
             default = stored(DEFAULT_GRAPH)
         if not query.dataset:
             named = {g: cut(graph) for g, graph in graphs.items() if g != DEFAULT_GRAPH}
-        windows = {
-            w.name: MemoryGraph(c.s, c.p, c.o) for w, c in zip(spec.windows, window.contents, strict=True)
-        }
+        windows = {w.name: WindowGraph([parts]) for w, parts in zip(spec.windows, window.parts, strict=True)}
         return QueryDataset(default, named, windows)
     # C-SPARQL: the default graph is the RDF merge of the windows and the FROM graphs
-    merged_window = MemoryGraph(
-        np.concatenate([c.s for c in window.contents]),
-        np.concatenate([c.p for c in window.contents]),
-        np.concatenate([c.o for c in window.contents]),
-    )
     if not stored_default:
-        return QueryDataset(merged_window, named)
+        return QueryDataset(WindowGraph(window.parts), named)
     from_graphs = merged([stored(terms.encode(g)) for g in stored_default])
-    fresh = ~UnionGraph([from_graphs]).contains(merged_window.s, merged_window.p, merged_window.o)
-    merged_window = MemoryGraph(merged_window.s[fresh], merged_window.p[fresh], merged_window.o[fresh],
-                                unique=True)
-    return QueryDataset(UnionGraph([merged_window, from_graphs]), named)
+    return QueryDataset(WindowGraph(window.parts, beside=from_graphs), named)
 
 
-def timestamp_function(contents: list[WindowContent], terms: QueryTerms):
+def timestamp_function(window_rows: Callable[[], list[WindowContent]], terms: QueryTerms):
     """f:timestamp over the window's rows: the latest timestamp of the triple.
 
-    The first call sorts the window's rows by (s, p, o, ts) once; each call is
-    then a binary search on the subject and a scan of its few rows."""
+    The first call copies the window's rows and sorts them by (s, p, o, ts)
+    once; each call is then a binary search on the subject and a scan of its
+    few rows."""
     index: list[np.ndarray] = []
 
     def build() -> None:
+        contents = window_rows()
         s = np.concatenate([c.s for c in contents])
         p = np.concatenate([c.p for c in contents])
         o = np.concatenate([c.o for c in contents])
