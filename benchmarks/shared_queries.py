@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import os
 import statistics
 import time
 from collections.abc import Sequence
@@ -240,7 +241,9 @@ def report(results: list[KResult], args: argparse.Namespace, data: LSBenchData) 
         f"step exceeds {args.slow_step:g} s is stopped after {MIN_TIMED_STEPS}). *load* is work / stream "
         f"time: below 1 the engine keeps up in real time. *events checked*: every subscription received "
         f"exactly one event per window fed (warm-up included), for that window, numbered 1, 2, ... "
-        f"*rows*: rows of all K queries over the timed windows.\n\n"
+        f"*rows*: rows of all K queries over the timed windows (a stopped K's cover only its timed "
+        f"steps). The 1-minute load average when the run began: {args.loadavg:.1f} (other work may "
+        f"share the machine).\n\n"
         + markdown_table(HEADERS, rows)
     )
 
@@ -266,6 +269,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     ks = [int(k) for k in args.ks.split(",")]
 
+    args.loadavg = os.getloadavg()[0]
     started = time.perf_counter()
     data = generate(args.triples, args.seed)
     store = load_store(data)
