@@ -1,6 +1,7 @@
 """A registered continuous query at run time: the parts that drive it, composed.
 
 Each job has its own module: the window clock (:mod:`~engine.stream.schedule`),
+the shape it may share with other queries (:mod:`~engine.stream.shared_shape`),
 the dataset of one window (:mod:`~engine.stream.window_dataset`), what a
 window reports (:mod:`~engine.stream.report_policy`) and where the reports go
 (:mod:`~engine.stream.broadcast`). This class evaluates one window with them
@@ -20,6 +21,7 @@ from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
 from engine.stream.schedule import WindowSchedule
+from engine.stream.shared_shape import shared_shape
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 from engine.stream.window_dataset import (
     TIMESTAMP_FUNCTION,
@@ -43,6 +45,8 @@ class RunningQuery:
         self.sequence = 0
         self.registered_at = time.time()
         self.last_evaluation_ms: float | None = None
+        #: the query's pattern with constants abstracted, if it can share its plan
+        self.shape = shared_shape(spec)
 
     def evaluate(self, quad_store: QuadStore, service_client, close: int, closed_at: float) -> WindowEvent:
         """Run the query over the window closing at ``close`` and apply the report policy."""
@@ -53,10 +57,16 @@ class RunningQuery:
         ctx = EvalContext(base=self.spec.query.base)
         ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
         solutions = Executor(terms, dataset, ctx, service_client).run(self.spec.query.pattern)
+        return self.report(solutions, terms, window, closed_at, (time.perf_counter() - started) * 1000)
+
+    def report(self, solutions: Solutions, terms: QueryTerms, window: Window, closed_at: float,
+               elapsed_ms: float) -> WindowEvent:
+        """The event of a window from its solutions (evaluated here or, for a
+        query that shares its plan, once for its group); the clock moves on."""
         event = self._event(solutions, terms, window)
         event.closed_at = closed_at
         self.schedule.advance()
-        self.last_evaluation_ms = (time.perf_counter() - started) * 1000
+        self.last_evaluation_ms = elapsed_ms
         return event
 
     def _event(self, solutions: Solutions, terms: QueryTerms, window: Window) -> WindowEvent:

@@ -41,6 +41,7 @@ from engine.stream.events import WindowEvent
 from engine.stream.items import Item, parse_items
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
+from engine.stream.shared_plan import evaluate_group
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 
 log = logging.getLogger("rivulet.streams")
@@ -272,22 +273,43 @@ class StreamEngine:
     # ----------------------------------------------------------------- firing
     def _fire_due(self, received: float) -> list[WindowEvent]:
         """Evaluate every window whose data is complete, in window order per
-        query, until no query is due (outputs of REGISTER STREAM may make more due)."""
+        query, until no query is due (outputs of REGISTER STREAM may make more due).
+
+        Queries that are the same up to constants and due at the same close
+        are evaluated once for all (:mod:`~engine.stream.shared_plan`), one
+        window per round; the others run alone, all their due windows at once."""
         fired: list[WindowEvent] = []
         progress = True
         while progress:
             progress = False
+            groups: dict[tuple, list[RunningQuery]] = {}
             for running in list(self.queries.values()):
+                if running.shape is not None:
+                    close = running.schedule.due()
+                    if close is not None:
+                        groups.setdefault((running.shape.key, close), []).append(running)
+                    continue
                 while (close := running.schedule.due()) is not None:
-                    event = running.evaluate(
-                        self.store.quad_store, self.store.service_client, close, received
-                    )
-                    running.publish(event)
-                    fired.append(event)
+                    self._publish(running, self._evaluate(running, close, received), fired)
                     progress = True
-                    if running.spec.output_stream is not None:
-                        self._emit(running, event)
+            for (_, close), group in groups.items():
+                if len(group) == 1:
+                    events = [self._evaluate(group[0], close, received)]
+                else:
+                    events = evaluate_group(group, group[0].shape, self.store.quad_store, close, received)
+                for running, event in zip(group, events, strict=True):
+                    self._publish(running, event, fired)
+                progress = True
         return fired
+
+    def _evaluate(self, running: RunningQuery, close: int, received: float) -> WindowEvent:
+        return running.evaluate(self.store.quad_store, self.store.service_client, close, received)
+
+    def _publish(self, running: RunningQuery, event: WindowEvent, fired: list[WindowEvent]) -> None:
+        running.publish(event)
+        fired.append(event)
+        if running.spec.output_stream is not None:
+            self._emit(running, event)
 
     def _emit(self, running: RunningQuery, event: WindowEvent) -> None:
         """The constructed triples of a window become an item of the output stream

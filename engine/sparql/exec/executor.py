@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 
 from engine.sparql import algebra as A
-from engine.sparql.exec.bgp import basic_graph_pattern
+from engine.sparql.exec.bgp import basic_graph_pattern, extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext, Operator, ServiceCall
 from engine.sparql.exec.dataset import QueryDataset
 from engine.sparql.exec.exists import exists
@@ -78,3 +78,8 @@ class Executor:
     def run(self, pattern: A.Pattern) -> Solutions:
         """The solutions of ``pattern``."""
         return self.context.run(pattern)
+
+    def extend(self, pattern: A.BGP, seeds: Solutions) -> Solutions:
+        """The ``seeds`` rows joined with ``pattern``, planned with the seeds'
+        columns bound (one evaluation for many parameter rows)."""
+        return extend_through_bgp(pattern, self.context, seeds)

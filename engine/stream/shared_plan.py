@@ -1,0 +1,67 @@
+"""Queries that are the same up to constants, evaluated once per window for all.
+
+A service with many subscribers registers the same query many times with a
+different constant ("the posts of *my* friends"). CQELS Cloud shares such
+queries through an index of the constants of all registered patterns; here
+the constants of the subject and object positions become placeholder
+variables, the queries with the same abstracted pattern form one group, and
+a window evaluates the group once: the placeholders and a query number seed
+the basic graph pattern as a column of K rows, the planner orders the
+patterns with those columns bound (so a constant-first plan stays
+constant-first, now for K constants at once), and the result is split by
+query number. Each query keeps its own report policy, sequence numbers and
+subscribers; the cost of a window is one evaluation plus one event per query.
+
+Which queries share is decided by :mod:`~engine.stream.shared_shape`; every
+other query is evaluated alone (:meth:`RunningQuery.evaluate`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from engine.sparql.exec import Executor, QueryTerms, Solutions
+from engine.sparql.expr import EvalContext
+from engine.store import QuadStore
+from engine.stream.events import WindowEvent
+from engine.stream.running_query import RunningQuery
+from engine.stream.shared_shape import SharedShape, placeholder
+from engine.stream.window_dataset import read_window, window_dataset
+
+#: the seed column that numbers the queries of a group (not a SPARQL variable name)
+QUERY_NUMBER = "#query"
+
+
+def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: QuadStore,
+                   close: int, closed_at: float) -> list[WindowEvent]:
+    """The events of the window closing at ``close`` of every query in
+    ``group`` (same shape, same next window), from one evaluation."""
+    started = time.perf_counter()
+    first = group[0]
+    window = read_window(first.spec, first.schedule, close)
+    terms = QueryTerms(quad_store.terms, transient=True)
+    dataset = window_dataset(first.spec, window, first.streams, quad_store.snapshot().graphs, terms)
+    executor = Executor(terms, dataset, EvalContext(base=first.spec.query.base))
+    solutions = executor.extend(shape.pattern, _seeds(group, terms))
+    numbers = solutions.column(QUERY_NUMBER) if solutions.length else np.zeros(0, dtype=np.int64)
+    order = np.argsort(numbers, kind="stable")
+    bounds = np.searchsorted(numbers[order], np.arange(len(group) + 1))
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    events = []
+    for number, running in enumerate(group):
+        own = solutions.take(order[bounds[number]:bounds[number + 1]])
+        events.append(running.report(own, terms, window, closed_at, elapsed_ms / len(group)))
+    return events
+
+
+def _seeds(group: list[RunningQuery], terms: QueryTerms) -> Solutions:
+    """One row per query: its constants in the placeholder columns, its number."""
+    shapes = [running.shape for running in group]
+    columns = {
+        placeholder(i): np.array([terms.encode(shape.constants[i]) for shape in shapes], dtype=np.int64)
+        for i in range(len(shapes[0].constants))
+    }
+    columns[QUERY_NUMBER] = np.arange(len(group), dtype=np.int64)
+    return Solutions(columns, len(group))
