@@ -47,6 +47,9 @@ class RunningQuery:
         self.last_evaluation_ms: float | None = None
         #: the query's pattern with constants abstracted, if it can share its plan
         self.shape = shared_shape(spec)
+        #: a small number equal for the registered queries of one shape (the engine's)
+        self.shape_id: int | None = None
+        self.variable_names = [v.name for v in spec.query.variables]
 
     def evaluate(self, quad_store: QuadStore, service_client, close: int, closed_at: float) -> WindowEvent:
         """Run the query over the window closing at ``close`` and apply the report policy."""
@@ -61,29 +64,37 @@ class RunningQuery:
 
     def report(self, solutions: Solutions, terms: QueryTerms, window: Window, closed_at: float,
                elapsed_ms: float) -> WindowEvent:
-        """The event of a window from its solutions (evaluated here or, for a
-        query that shares its plan, once for its group); the clock moves on."""
-        event = self._event(solutions, terms, window)
+        """The event of a window from its solutions; the clock moves on."""
+        query = self.spec.query
+        event = self._new_event(window)
+        if query.form == "ASK":
+            event.boolean = solutions.length > 0
+        elif query.form == "CONSTRUCT":
+            event.triples = self.policy.apply(construct(query.template, solutions, terms))
+        else:
+            columns = [terms.decode_column(solutions.column(v)) for v in event.variables]
+            event.rows = self.policy.apply(list(zip(*columns, strict=True)) if columns
+                                           else [()] * solutions.length)
+        return self._close(event, closed_at, elapsed_ms)
+
+    def report_rows(self, rows: list[tuple], window: Window, closed_at: float,
+                    elapsed_ms: float) -> WindowEvent:
+        """The event of a SELECT window whose rows were decoded already (by the
+        group evaluation this query shares); the clock moves on."""
+        event = self._new_event(window)
+        event.rows = self.policy.apply(rows)
+        return self._close(event, closed_at, elapsed_ms)
+
+    def _new_event(self, window: Window) -> WindowEvent:
+        """The next numbered event, for ``window``."""
+        self.sequence += 1
+        return WindowEvent(self.spec.name, self.sequence, window.start_ms, window.end_ms,
+                           self.spec.query.form, self.variable_names)
+
+    def _close(self, event: WindowEvent, closed_at: float, elapsed_ms: float) -> WindowEvent:
         event.closed_at = closed_at
         self.schedule.advance()
         self.last_evaluation_ms = elapsed_ms
-        return event
-
-    def _event(self, solutions: Solutions, terms: QueryTerms, window: Window) -> WindowEvent:
-        """The numbered event of a window: its rows, boolean or triples, as reported."""
-        query = self.spec.query
-        self.sequence += 1
-        event = WindowEvent(self.spec.name, self.sequence, window.start_ms, window.end_ms, query.form,
-                            [v.name for v in query.variables])
-        if query.form == "ASK":
-            event.boolean = solutions.length > 0
-            return event
-        if query.form == "CONSTRUCT":
-            event.triples = self.policy.apply(construct(query.template, solutions, terms))
-            return event
-        columns = [terms.decode_column(solutions.column(v)) for v in event.variables]
-        rows = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
-        event.rows = self.policy.apply(rows)
         return event
 
     def publish(self, event: WindowEvent) -> None:

@@ -47,13 +47,14 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
     solutions = executor.extend(shape.pattern, _seeds(group, terms))
     numbers = solutions.column(QUERY_NUMBER) if solutions.length else np.zeros(0, dtype=np.int64)
     order = np.argsort(numbers, kind="stable")
-    bounds = np.searchsorted(numbers[order], np.arange(len(group) + 1))
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    events = []
-    for number, running in enumerate(group):
-        own = solutions.take(order[bounds[number]:bounds[number + 1]])
-        events.append(running.report(own, terms, window, closed_at, elapsed_ms / len(group)))
-    return events
+    bounds = np.searchsorted(numbers[order], np.arange(len(group) + 1)).tolist()
+    # decode the group's rows once, then hand each query its slice
+    columns = [terms.decode_column(solutions.column(name)[order]) if solutions.length else []
+               for name in first.variable_names]
+    rows = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
+    elapsed_ms = (time.perf_counter() - started) * 1000 / len(group)
+    return [running.report_rows(rows[bounds[number]:bounds[number + 1]], window, closed_at, elapsed_ms)
+            for number, running in enumerate(group)]
 
 
 def _seeds(group: list[RunningQuery], terms: QueryTerms) -> Solutions:

@@ -63,6 +63,8 @@ class StreamEngine:
         self.streams: dict[str, StreamState] = {}
         self.queries: dict[str, RunningQuery] = {}
         self._next_stream_number = 0
+        #: a number per shared shape key (grouping by a small int, not by the key)
+        self._shape_ids: dict[tuple, int] = {}
         self._idle_clock: threading.Thread | None = None
         self._closed = threading.Event()
 
@@ -238,6 +240,8 @@ class StreamEngine:
                 if self._stream_by_iri(spec.output_stream) is None:
                     self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
             running = RunningQuery(spec, streams, self.retain_events)
+            if running.shape is not None:
+                running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))
             self.queries[spec.name] = running
             self._hand_down_retention()
             return running
@@ -282,12 +286,12 @@ class StreamEngine:
         progress = True
         while progress:
             progress = False
-            groups: dict[tuple, list[RunningQuery]] = {}
+            groups: dict[tuple[int, int], list[RunningQuery]] = {}
             for running in list(self.queries.values()):
-                if running.shape is not None:
+                if running.shape_id is not None:
                     close = running.schedule.due()
                     if close is not None:
-                        groups.setdefault((running.shape.key, close), []).append(running)
+                        groups.setdefault((running.shape_id, close), []).append(running)
                     continue
                 while (close := running.schedule.due()) is not None:
                     self._publish(running, self._evaluate(running, close, received), fired)
