@@ -191,18 +191,20 @@ class MemoryTermDictionary:
         self._refs[distinct] -= 1
         if not self._transient:
             return 0
-        dead = distinct[self._refs[distinct] <= 0]
-        freed = 0
-        for term_id in dead.tolist():
-            if term_id in self._transient:
-                self._transient.discard(term_id)
-                del self._ids[self._terms[term_id]]
-                self._terms[term_id] = None
-                self._kinds[term_id] = 0
-                self._numbers[term_id] = np.nan
-                self._free.append(term_id)
-                freed += 1
-        return freed
+        dead = distinct[self._refs[distinct] <= 0].tolist()
+        transient = self._transient
+        dead = [term_id for term_id in dead if term_id in transient]
+        if not dead:
+            return 0
+        transient.difference_update(dead)
+        ids, terms = self._ids, self._terms
+        for term_id in dead:
+            del ids[terms[term_id]]
+            terms[term_id] = None
+        self._kinds[dead] = 0
+        self._numbers[dead] = np.nan
+        self._free.extend(dead)
+        return len(dead)
 
     # --------------------------------------------------------------- lookup
     def lookup(self, term: Term) -> int:
