@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf import Literal, Term, Variable
+from engine.rdf import KIND_LITERAL, Literal, Term, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import ExprError, effective_boolean_value, evaluate, expression_variables
-from engine.sparql.plan import ColumnComparison, column_comparison
+from engine.sparql.plan import ColumnComparison, TermIdentity, column_comparison, term_identity
 
 #: the NumPy test of each comparison operator
 _COMPARE = {
@@ -119,6 +119,11 @@ def truth_mask(expr: A.Expr, solutions: Solutions, cx: ExecutionContext) -> np.n
         fast = _compared_column(comparison, solutions, cx.terms)
         if fast is not None:
             return fast
+    identity = term_identity(expr)
+    if identity is not None:
+        fast = _identical_columns(identity, solutions, cx.terms)
+        if fast is not None:
+            return fast
     values, inverse = evaluations(expr, solutions, cx)
     truth = np.zeros(len(values), dtype=bool)
     for i, value in enumerate(values):
@@ -128,6 +133,17 @@ def truth_mask(expr: A.Expr, solutions: Solutions, cx: ExecutionContext) -> np.n
             except ExprError:
                 pass
     return truth[inverse]
+
+
+def _identical_columns(identity: TermIdentity, solutions: Solutions, terms: QueryTerms) -> np.ndarray | None:
+    """``?a = ?b`` / ``?a != ?b`` by ID, when both columns are bound and hold
+    no literal in any row; None when the general path is needed."""
+    left, right = solutions.columns.get(identity.left), solutions.columns.get(identity.right)
+    if left is None or right is None or (left == 0).any() or (right == 0).any():
+        return None
+    if (terms.kinds(left) == KIND_LITERAL).any() or (terms.kinds(right) == KIND_LITERAL).any():
+        return None
+    return left == right if identity.equal else left != right
 
 
 def _compared_column(

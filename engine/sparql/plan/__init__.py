@@ -12,7 +12,13 @@ from engine.sparql.plan.bgp_order import order_patterns, pattern_variables
 from engine.sparql.plan.bind_join import bind_join_applies
 from engine.sparql.plan.cost import CostModel, Estimator
 from engine.sparql.plan.limit_pushdown import CHUNK_GROWTH, FIRST_CHUNK, LimitedBGP, chunk_bounds, limited_bgp
-from engine.sparql.plan.vector_filter import COMPARISONS, ColumnComparison, column_comparison
+from engine.sparql.plan.vector_filter import (
+    COMPARISONS,
+    ColumnComparison,
+    TermIdentity,
+    column_comparison,
+    term_identity,
+)
 
 __all__ = [
     "CHUNK_GROWTH",
@@ -25,6 +31,8 @@ __all__ = [
     "bind_join_applies",
     "chunk_bounds",
     "column_comparison",
+    "TermIdentity",
+    "term_identity",
     "limited_bgp",
     "order_patterns",
     "pattern_variables",

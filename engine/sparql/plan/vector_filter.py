@@ -3,6 +3,9 @@
 ``?x op number`` (also written ``number op ?x``) and ``?x = <iri>`` /
 ``?x != <iri>`` can be answered with one NumPy comparison over the column of
 ``?x``: numbers through the dictionary's numeric side array, IRIs by ID.
+``?x = ?y`` and ``?x != ?y`` compare two columns by ID where no row holds a
+literal (an IRI or blank node equals only itself; a literal may equal
+another spelling of its value, so literals take the general path).
 This module only recognises the shape; the executor checks that the column's
 terms allow it (all numbers, or all bound) and falls back to evaluating the
 expression otherwise.
@@ -47,4 +50,21 @@ def column_comparison(expr: A.Expr) -> ColumnComparison | None:
     constant = right.term
     if isinstance(constant, Literal) or (isinstance(constant, IRI) and op in ("=", "!=")):
         return ColumnComparison(left.var.name, op, constant)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TermIdentity:
+    """``?left = ?right`` (``equal``) or ``?left != ?right``."""
+
+    left: str
+    right: str
+    equal: bool
+
+
+def term_identity(expr: A.Expr) -> TermIdentity | None:
+    """The two-variable (in)equality ``expr`` is; None for any other shape."""
+    if (isinstance(expr, A.BinaryExpr) and expr.op in ("=", "!=")
+            and isinstance(expr.left, A.VarExpr) and isinstance(expr.right, A.VarExpr)):
+        return TermIdentity(expr.left.var.name, expr.right.var.name, expr.op == "=")
     return None
