@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import os
 import signal
 import statistics
 import subprocess
@@ -430,6 +431,7 @@ class Profiler:
             py_spy = Path(sys.executable).with_name("py-spy")
             self._process = subprocess.Popen([str(py_spy if py_spy.exists() else "py-spy"), "record",
                                               "--pid", str(self.pid), "--format", "raw", "--rate", "200",
+                                              "--nonblocking",
                                               "--output", str(self.out)], stdout=subprocess.DEVNULL)
             time.sleep(1.0)  # py-spy attaches
         elif self._process is not None:
@@ -475,7 +477,8 @@ def report(runs: list[Run], data: LSBenchData, bodies: Sequence[Body], args: arg
                 for f in FAMILIES]
     rates = ", ".join(f"{name} {STREAMS[name].paper_triples_per_s * args.scale:,.0f}" for name in FED_STREAMS)
     return (
-        f"Machine: {machine_description()}.\n\n"
+        f"Machine: {machine_description()}; load average {args.load:.1f} before the run (the "
+        f"machine is shared: other work lowers the figures).\n\n"
         f"Server: `rivulet`'s app under uvicorn in a child process, {len(data):,} stored triples "
         f"(`benchmarks.lsbench_data`, seed {args.seed}). Client: one producer posting, one after the "
         f"other, {len(bodies):,} pre-formatted bodies of timestamped N-Triples: {stream_s:g} s of "
@@ -511,6 +514,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="profile the server with py-spy while posting; raw profiles in DIR")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.queries.split(",")]
+    args.load = os.getloadavg()[0]
 
     started = time.perf_counter()
     data = generate(args.triples, args.seed)
