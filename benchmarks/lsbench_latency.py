@@ -28,10 +28,7 @@ from __future__ import annotations
 import argparse
 import gc
 import queue
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,8 +41,6 @@ import orjson
 from benchmarks import machine_description, markdown_table, write_section
 from benchmarks.lsbench_data import (
     DEFAULT_SEED,
-    HISTORY_GRAPH,
-    SOCIAL_GRAPH,
     STREAMS,
     Item,
     LSBenchData,
@@ -54,6 +49,7 @@ from benchmarks.lsbench_data import (
     scaled_rates,
 )
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
+from benchmarks.lsbench_server import load_store, lsbench_server
 from benchmarks.query_latency import size_label
 from engine.rdf import format_term
 from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
@@ -87,16 +83,6 @@ class Latencies:
 
 
 # ------------------------------------------------------------------- engine
-def load_store(data: LSBenchData):
-    """The stored graphs in a fresh Store: social (read by FROM) and history."""
-    from engine.api import Store  # late: the engine may be mid-change
-
-    store = Store()
-    store.add(data.social_triples(), graph=SOCIAL_GRAPH)
-    store.add(data.history_triples(), graph=HISTORY_GRAPH)
-    return store
-
-
 def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int) -> dict[str, Latencies]:
     from engine.stream import StreamDefinition, StreamEngine
 
@@ -150,22 +136,6 @@ def http_wired() -> bool:
     return any(getattr(r, "path", None) == "/queries" for r in create_app(Store()).routes)
 
 
-def serve(triples: int, seed: int, port: int) -> None:
-    """The child process: the same stored data, served by uvicorn on loopback."""
-    import uvicorn
-
-    from endpoint.app import create_app
-
-    store = load_store(generate(triples, seed))
-    uvicorn.run(create_app(store), host="127.0.0.1", port=port, log_level="warning")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _batch(items: list[Item]) -> bytes:
     """Items as timestamped N-Triples (engine/stream/batch_format.py)."""
     return "".join(f"{ts} {format_term(s)} {format_term(p)} {format_term(o)} .\n"
@@ -216,13 +186,8 @@ class EventReader(threading.Thread):
 
 def http_latencies(data: LSBenchData, triples: int, scale: float, windows: int,
                    seed: int) -> dict[str, Latencies]:
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "benchmarks.lsbench_latency", "--serve",
-                               "--port", str(port), "--triples", str(triples), "--seed", str(seed)])
-    base = f"http://127.0.0.1:{port}"
-    try:
+    with lsbench_server(triples, seed) as (base, _):
         client = httpx.Client(base_url=base, timeout=60.0)
-        _wait_until_up(client, server)
         for spec in STREAMS.values():
             client.put(f"/streams/{spec.name}", json={"iri": spec.iri.value,
                                                        "timing": sorted(spec.timing)}).raise_for_status()
@@ -230,23 +195,6 @@ def http_latencies(data: LSBenchData, triples: int, scale: float, windows: int,
         out = {q.name: _http_query(client, base, q, generator, windows) for q in QUERIES}
         client.close()
         return out
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def _wait_until_up(client: httpx.Client, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited with {server.returncode}")
-        try:
-            if client.get("/streams").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the server did not come up in 300 s")
 
 
 def _http_query(client: httpx.Client, base: str, query: LSBenchQuery, generator: StreamGenerator,
@@ -331,12 +279,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scale", type=float, default=0.05, help="stream rates / the paper's")
     parser.add_argument("--no-http", action="store_true", help="engine-level latencies only")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve:
-        serve(args.triples, args.seed, args.port)
-        return
 
     started = time.perf_counter()
     data = generate(args.triples, args.seed)
