@@ -67,6 +67,28 @@ class DerivedColumns:
         return self._columns[2]
 
 
+def _search_third(order: _Order, lo: np.ndarray, hi: np.ndarray,
+                  values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, position)`` of ``values[row]`` in ``order.third[lo[row]:hi[row]]``
+    where it occurs: one vectorised binary search over all rows at once (the
+    third column is sorted within each range), log2 of the longest range steps."""
+    left, right = lo.copy(), np.maximum(hi, lo)
+    third = order.third
+    if not len(third):
+        return EMPTY, EMPTY
+    while True:
+        open_rows = left < right
+        if not open_rows.any():
+            break
+        middle = (left + right) >> 1
+        below = third[np.where(open_rows, middle, 0)] < values
+        left = np.where(open_rows & below, middle + 1, left)
+        right = np.where(open_rows & ~below, middle, right)
+    found = (left < hi) & (third[np.minimum(left, len(third) - 1)] == values)
+    rows = np.flatnonzero(found)
+    return rows, left[rows]
+
+
 def _pair_key(high: np.ndarray, low: np.ndarray) -> np.ndarray:
     """Composite int64 key of two ID columns; -1 where either is query-local."""
     key = (high << 32) | low
@@ -252,6 +274,12 @@ class MemoryGraph:
                 visible: Visibility | None):
         """Gather the rows of the given ranges; ``check_third`` (a per-input-row
         column) keeps only triples whose last column equals it."""
+        if check_third is not None and visible is None and int((hi - lo).sum()) > 4 * len(lo) + 64:
+            # long neighbour lists and the whole triple bound: search each list
+            # (sorted on the third column) instead of reading it
+            rows, pos = _search_third(order, lo, hi, check_third)
+            cols = {names[0]: order.first[pos], names[1]: order.second[pos], names[2]: order.third[pos]}
+            return rows, cols["s"], cols["p"], cols["o"]
         rows, pos = expand_ranges(lo, hi)
         if visible is not None:
             keep = visible(order.carried[pos])

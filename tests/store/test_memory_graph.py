@@ -82,3 +82,19 @@ def test_aborted_transaction_changes_nothing_and_snapshots_stay_stable():
     txn.commit()
     assert len(before.graphs[DEFAULT_GRAPH]) == 0
     assert len(store.snapshot().graphs[DEFAULT_GRAPH]) == 1
+
+
+def test_a_fully_bound_probe_into_long_neighbour_lists_finds_exactly_the_triples():
+    rng = np.random.default_rng(3)
+    s = rng.integers(1, 4, 3000)  # three subjects with about 1000 objects each
+    o = rng.integers(1, 5000, 3000)
+    graph = MemoryGraph(s, np.full(3000, 10), o)
+    probe_s = rng.integers(0, 5, 400)
+    probe_o = rng.integers(0, 5001, 400)
+    probe_o[:100] = o[:100]  # some hits for sure
+    probe_s[:100] = s[:100]
+    rows, ms, mp, mo = graph.match(probe_s, np.full(400, 10), probe_o, 400)
+    stored = set(zip(s.tolist(), o.tolist()))
+    expected = [i for i in range(400) if (int(probe_s[i]), int(probe_o[i])) in stored]
+    assert sorted(rows.tolist()) == expected
+    assert (ms == probe_s[rows]).all() and (mo == probe_o[rows]).all() and (mp == 10).all()
