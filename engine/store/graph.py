@@ -4,7 +4,10 @@ Four kinds implement :class:`Graph`: :class:`~engine.store.memory_graph.MemoryGr
 (sorted in-memory arrays), :class:`~engine.store.mapped_graph.MappedGraph`
 (a loaded store's memory-mapped CSR), :class:`~engine.store.union_graph.UnionGraph`
 (disjoint members read as one) and :class:`~engine.store.layered_graph.LayeredGraph`
-(a base plus timestamped stream deltas). The executor, property paths,
+(a base plus timestamped stream deltas); the stream index adds
+:class:`~engine.store.timed_triples.TimedTriples` (one indexed batch), its
+:class:`~engine.store.timed_triples.TimeSlice` and
+:class:`~engine.store.window_graph.WindowGraph` (a window read in place). The executor, property paths,
 updates and the stream engine see only this protocol, so a graph's kind is
 the store's business alone.
 
