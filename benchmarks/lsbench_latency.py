@@ -31,11 +31,9 @@ import queue
 import statistics
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import numpy as np
 import orjson
 
 from benchmarks import machine_description, markdown_table, write_section
@@ -48,38 +46,15 @@ from benchmarks.lsbench_data import (
     generate,
     scaled_rates,
 )
-from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
+from benchmarks.lsbench_queries import QUERIES, STEP_MS, LSBenchQuery
 from benchmarks.lsbench_server import load_store, lsbench_server
+from benchmarks.lsbench_timing import WARMUP_WINDOWS, Latencies
 from benchmarks.query_latency import size_label
 from engine.rdf import format_term
 from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
 
 LSBENCH_DOC = Path(__file__).resolve().parent.parent / "docs" / "lsbench.md"
-WARMUP_WINDOWS = RANGE_MS // STEP_MS
 EVENT_TIMEOUT_S = 60.0
-
-
-@dataclass
-class Latencies:
-    """Timed windows of one query: latency (ms) and rows of each, and the
-    wall time spent ingesting against the stream time it covered."""
-
-    samples_ms: list[float] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
-    ingest_s: float = 0.0
-    stream_s: float = 0.0
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.samples_ms)
-
-    @property
-    def p99_ms(self) -> float:
-        return float(np.percentile(self.samples_ms, 99))
-
-    @property
-    def load(self) -> float:
-        return self.ingest_s / self.stream_s
 
 
 # ------------------------------------------------------------------- engine
