@@ -98,7 +98,7 @@ def load_oxigraph(data: LSBenchData) -> ox.Store:
 
 
 # ------------------------------------------------------------- window graph
-class WindowGraph:
+class PeerWindow:
     """One query's window graph in ``store``, kept equal to the set of triples
     of the items in ``[close - range_ms, close)``, with a count of the items
     carrying each triple."""
@@ -193,7 +193,7 @@ class Step:
     query_s: float
 
 
-def steps(window: WindowGraph, generator: StreamGenerator, count: int) -> Iterator[Step]:
+def steps(window: PeerWindow, generator: StreamGenerator, count: int) -> Iterator[Step]:
     """Run ``window``'s query for ``count`` steps of ``generator``'s streams
     (only the query's own are fed); yields every step. The window graph is
     emptied when the run ends."""
@@ -236,7 +236,7 @@ def composite_latencies(data: LSBenchData, scale: float, windows: int, seed: int
     for query in QUERIES:
         result = out[query.name] = CompositeLatencies()
         gc.collect()
-        for i, step in enumerate(steps(WindowGraph(store, query), generator, WARMUP_WINDOWS + windows)):
+        for i, step in enumerate(steps(PeerWindow(store, query), generator, WARMUP_WINDOWS + windows)):
             if i < WARMUP_WINDOWS:
                 continue
             result.samples_ms.append((step.upkeep_s + step.query_s) * 1000)

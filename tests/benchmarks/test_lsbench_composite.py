@@ -60,7 +60,7 @@ def fresh(query, social: str, lines: set[str]) -> Counter:
 
 @pytest.mark.parametrize("query", QUERIES, ids=[q.name for q in QUERIES])
 def test_every_window_equals_a_fresh_store(query, data, store, social):
-    window = composite.WindowGraph(store, query)
+    window = composite.PeerWindow(store, query)
     generator = StreamGenerator(data, scaled_rates(SCALE), DEFAULT_SEED)
     fed: list = []
     answered = []
