@@ -54,7 +54,7 @@ def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> 
     if schedule.count is not None:
         content = schedule.streams[0].log.sequence_range(close - schedule.count, close)
         if not len(content):
-            return Window([], 0, 0, 0, lambda: [content])
+            return Window([[]], 0, 0, 0, lambda: [content])
         batch = TimedTriples(content.ts, content.s, content.p, content.o, maybe_repeats=True)
         last = int(content.ts.max()) + 1
         return Window([[batch]], int(content.ts.min()), last, last, lambda: [content])
