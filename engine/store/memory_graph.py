@@ -99,7 +99,7 @@ class _Order:
     """One sort order of the graph's triples: three columns sorted lexicographically,
     and optionally a fourth column that rides along (a stream batch's timestamps)."""
 
-    __slots__ = ("first", "second", "third", "key", "carried")
+    __slots__ = ("first", "second", "third", "key", "carried", "third_sorted_per_key")
 
     def __init__(self, first: np.ndarray, second: np.ndarray, third: np.ndarray, two_part_key: bool,
                  carried: np.ndarray | None = None):
@@ -110,6 +110,8 @@ class _Order:
         self.carried = None if carried is None else carried[order]
         # the search key: (first, second) packed for PSO/POS, first alone for SPO/OSP
         self.key = (self.first << 32) | self.second if two_part_key else self.first
+        #: within one key's range the third column is sorted (not so for a one-part key)
+        self.third_sorted_per_key = two_part_key
 
     def ranges(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if len(keys) > SORTED_PROBE_MIN and not bool((keys[1:] >= keys[:-1]).all()):
@@ -274,7 +276,8 @@ class MemoryGraph:
                 visible: Visibility | None):
         """Gather the rows of the given ranges; ``check_third`` (a per-input-row
         column) keeps only triples whose last column equals it."""
-        if check_third is not None and visible is None and int((hi - lo).sum()) > 4 * len(lo) + 64:
+        if (check_third is not None and visible is None and order.third_sorted_per_key
+                and int((hi - lo).sum()) > 4 * len(lo) + 64):
             # long neighbour lists and the whole triple bound: search each list
             # (sorted on the third column) instead of reading it
             rows, pos = _search_third(order, lo, hi, check_third)

@@ -98,3 +98,16 @@ def test_a_fully_bound_probe_into_long_neighbour_lists_finds_exactly_the_triples
     expected = [i for i in range(400) if (int(probe_s[i]), int(probe_o[i])) in stored]
     assert sorted(rows.tolist()) == expected
     assert (ms == probe_s[rows]).all() and (mo == probe_o[rows]).all() and (mp == 10).all()
+
+
+def test_subject_and_object_bound_with_a_variable_predicate_find_every_predicate():
+    # one subject, many predicates and objects: in SPO order the objects are
+    # sorted per predicate only, so a search on them alone would miss matches
+    rng = np.random.default_rng(5)
+    p = rng.integers(10, 20, 2000)
+    o = rng.integers(1, 300, 2000)
+    graph = MemoryGraph(np.ones(2000, dtype=np.int64), p, o)
+    probe_o = np.arange(1, 301)
+    rows, _, mp, mo = graph.match(np.ones(300, dtype=np.int64), None, probe_o, 300)
+    expected = {(int(a), int(b)) for a, b in zip(p, o)}
+    assert set(zip(mp.tolist(), mo.tolist())) == expected
