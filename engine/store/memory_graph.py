@@ -241,11 +241,11 @@ class MemoryGraph:
         ``n_rows`` (the value bound in that row). Returns ``(row, s, p, o)``:
         for every matching triple, the input row it extends and its IDs.
         """
-        return self._match(s, p, o, n_rows, None)
+        return self.match_where(s, p, o, n_rows, None)
 
-    def _match(self, s, p, o, n_rows: int, visible: Visibility | None) -> Matches:
+    def match_where(self, s, p, o, n_rows: int, visible: Visibility | None) -> Matches:
         """:meth:`match`, keeping only the rows whose carried value ``visible``
-        accepts (None: all); a subclass uses it to read a time slice of its rows."""
+        accepts (None: all): how a time slice of a stream batch is read."""
         if p is not None:
             if s is not None:
                 return self._probe(self.pso, _pair_key(p, s), ("p", "s", "o"), o, visible)

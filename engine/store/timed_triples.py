@@ -123,7 +123,7 @@ class TimeSlice:
 
     def match(self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None,
               n_rows: int) -> Matches:
-        return self.batch._match(s, p, o, n_rows, self._visible)
+        return self.batch.match_where(s, p, o, n_rows, self._visible)
 
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
         return contains_by_match(self, s, p, o)

@@ -54,11 +54,8 @@ def distinct_matches(rows: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarr
     """The matches without repeats (same input row, same triple)."""
     if len(rows) < 2:
         return rows, s, p, o
-    order = np.lexsort((o, p, s, rows))
-    rows, s, p, o = rows[order], s[order], p[order], o[order]
-    keep = np.ones(len(rows), dtype=bool)
-    keep[1:] = (rows[1:] != rows[:-1]) | (s[1:] != s[:-1]) | (p[1:] != p[:-1]) | (o[1:] != o[:-1])
-    return rows[keep], s[keep], p[keep], o[keep]
+    firsts, _, _ = distinct_rows([rows, s, p, o])
+    return rows[firsts], s[firsts], p[firsts], o[firsts]
 
 
 class WindowGraph(DerivedColumns):
@@ -68,8 +65,8 @@ class WindowGraph(DerivedColumns):
 
     def __init__(self, windows: Sequence[Sequence[TimedTriples | TimeSlice]],
                  beside: Graph | None = None) -> None:
-        self.windows = [[part for part in parts if len(part)] for parts in windows]
-        self.windows = [parts for parts in self.windows if parts]
+        kept = ([part for part in parts if len(part)] for parts in windows)
+        self.windows = [parts for parts in kept if parts]
         self.parts = [part for parts in self.windows for part in parts]
         self.beside = beside if beside is not None and len(beside) else None
         #: per window, whether its batches may repeat a triple among them

@@ -86,7 +86,7 @@ class TransientLog:
         """Log one batch; with ``index``, build its key orders now (someone reads the stream).
 
         A small batch absorbs its predecessors while they are no larger than it
-        (a binary counter): a row is re-sorted at most log2(SMALL_BATCH) times
+        (a binary counter): a row is re-sorted at most 1 + log2(SMALL_BATCH) times
         and the log's tail holds few small chunks."""
         if not len(ts):
             return
