@@ -53,7 +53,9 @@ class IRI:
         return isinstance(other, IRI) and other.value == self.value
 
     def __hash__(self) -> int:
-        return hash(("I", self.value))
+        # the string's own hash (cached by Python): rows of terms are hashed
+        # per window by the report policies; an equal-spelled blank node is unequal anyway
+        return hash(self.value)
 
     def __repr__(self) -> str:
         return f"<{self.value}>"

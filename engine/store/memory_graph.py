@@ -24,12 +24,17 @@ from functools import cached_property
 import numpy as np
 
 from engine.store.graph import Matches, contains_by_match
+from engine.store.key_set import KeySet
 
 EMPTY = np.zeros(0, dtype=np.int64)
 #: which rows a read keeps, from the column carried along the sort orders
 Visibility = Callable[[np.ndarray], np.ndarray]
 #: probe columns longer than this are deduplicated and sorted before the search
 SORTED_PROBE_MIN = 32
+#: fully bound probes of one predicate at least this long go to its hash set
+HASHED_PROBE_MIN = 4096
+#: predicates with more triples than this get no hash set (its memory: 16 bytes a triple)
+HASHED_PREDICATE_MAX = 1 << 22
 
 
 def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -247,6 +252,10 @@ class MemoryGraph:
         """:meth:`match`, keeping only the rows whose carried value ``visible``
         accepts (None: all): how a time slice of a stream batch is read."""
         if p is not None:
+            if s is not None and o is not None and visible is None and n_rows >= HASHED_PROBE_MIN:
+                hashed = self._hashed_check(s, p, o)
+                if hashed is not None:
+                    return hashed
             if s is not None:
                 return self._probe(self.pso, _pair_key(p, s), ("p", "s", "o"), o, visible)
             if o is not None:
@@ -265,6 +274,29 @@ class MemoryGraph:
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(ss))
         tile = np.tile
         return rows, tile(ss, n_rows), tile(pp, n_rows), tile(oo, n_rows)
+
+    def _hashed_check(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Matches | None:
+        """The matches of a long, fully bound probe of one predicate, by its hash
+        set (:mod:`~engine.store.key_set`); None when that does not apply."""
+        predicate = int(p[0])
+        if predicate <= 0 or not bool((p == predicate).all()):
+            return None
+        pairs = self._pairs_of(predicate)
+        if pairs is None:
+            return None
+        rows = np.flatnonzero(pairs.contains(_pair_key(s, o)))
+        return rows, s[rows], p[rows], o[rows]
+
+    def _pairs_of(self, predicate: int) -> KeySet | None:
+        """The ``subject << 32 | object`` keys of ``predicate``, hashed once."""
+        cache = self.__dict__.setdefault("_key_sets", {})
+        if predicate not in cache:
+            lo = int(np.searchsorted(self.pso.key, predicate << 32))
+            hi = int(np.searchsorted(self.pso.key, (predicate + 1) << 32))
+            too_large = hi - lo > HASHED_PREDICATE_MAX
+            pairs = _pair_key(self.pso.second[lo:hi], self.pso.third[lo:hi])
+            cache[predicate] = None if too_large else KeySet(pairs)
+        return cache[predicate]
 
     def _probe(self, order: _Order, keys: np.ndarray, names: tuple[str, str, str], check_third,
                visible: Visibility | None):

@@ -99,6 +99,10 @@ class TimeSlice:
         return self._visible(self.batch.ts)
 
     @property
+    def ts(self) -> np.ndarray:
+        return self.batch.ts[self._rows]
+
+    @property
     def s(self) -> np.ndarray:
         return self.batch.s[self._rows]
 

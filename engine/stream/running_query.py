@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import time
 
-from engine.sparql.exec import Executor, QueryTerms, Solutions, construct
+from engine.sparql.exec import Executor, QueryTerms, Solutions, construct, merged
 from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
 from engine.stream.events import WindowEvent
+from engine.stream.incremental import IncrementalWindows, delta_shape
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
 from engine.stream.schedule import WindowSchedule
@@ -27,6 +28,7 @@ from engine.stream.window_dataset import (
     TIMESTAMP_FUNCTION,
     Window,
     read_window,
+    stored_graphs,
     timestamp_function,
     window_dataset,
 )
@@ -35,11 +37,19 @@ from engine.stream.window_dataset import (
 class RunningQuery:
     """One registered query: evaluates its due windows and publishes their events."""
 
-    def __init__(self, spec: ContinuousQuery, streams: list[StreamState], retain: int) -> None:
+    def __init__(self, spec: ContinuousQuery, streams: list[StreamState], retain: int,
+                 incremental: str = "auto") -> None:
         self.spec = spec
         self.streams = streams
         self.schedule = WindowSchedule(spec.windows, streams)
-        self.policy = ReportPolicy(spec.report)
+        shape = None if incremental == "never" else delta_shape(spec)
+        #: the state of incremental evaluation, for the shapes that allow it
+        self.incremental = (None if shape is None else
+                            IncrementalWindows(shape, self.schedule.range_ms, self.schedule.step_ms,
+                                               always=incremental == "always"))
+        if self.incremental is not None:
+            self.schedule.lookback_ms = self.schedule.step_ms  # the rows leaving the window
+        self.policy = ReportPolicy(spec.report, keep_result=self.incremental is not None)
         self.broadcast = Broadcast(retain)
         #: windows reported so far (the sequence number of the last event)
         self.sequence = 0
@@ -52,15 +62,37 @@ class RunningQuery:
         self.variable_names = [v.name for v in spec.query.variables]
 
     def evaluate(self, quad_store: QuadStore, service_client, close: int, closed_at: float) -> WindowEvent:
-        """Run the query over the window closing at ``close`` and apply the report policy."""
+        """Run the query over the window closing at ``close`` and apply the
+        report policy: from the change since the previous window when that is
+        exact and cheaper (:mod:`~engine.stream.incremental`), else in full."""
         started = time.perf_counter()
         window = read_window(self.spec, self.schedule, close)
         terms = QueryTerms(quad_store.terms, transient=True)
-        dataset = window_dataset(self.spec, window, self.streams, quad_store.snapshot().graphs, terms)
+        graphs = quad_store.snapshot().graphs
+        stored = stored_graphs(self.spec, window, self.streams, graphs, terms)
+        beside = merged(list(stored)) if stored else None
+        if self.incremental is not None:
+            change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
+            if change is not None:
+                event = self._new_event(window)
+                event.rows = self.policy.apply_change(*change)
+                return self._close(event, closed_at, self._elapsed(started, delta=True))
+        dataset = window_dataset(self.spec, window, self.streams, graphs, terms, beside)
         ctx = EvalContext(base=self.spec.query.base)
         ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
         solutions = Executor(terms, dataset, ctx, service_client).run(self.spec.query.pattern)
-        return self.report(solutions, terms, window, closed_at, (time.perf_counter() - started) * 1000)
+        event = self.report(solutions, terms, window, closed_at, 0.0)
+        if self.incremental is not None:
+            self.incremental.based_on(close, stored)
+        self.last_evaluation_ms = self._elapsed(started, delta=False)
+        return event
+
+    def _elapsed(self, started: float, delta: bool) -> float:
+        """Milliseconds since ``started``, recorded for the path's running cost."""
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        if self.incremental is not None:
+            self.incremental.costs.record(delta, elapsed_ms)
+        return elapsed_ms
 
     def report(self, solutions: Solutions, terms: QueryTerms, window: Window, closed_at: float,
                elapsed_ms: float) -> WindowEvent:
@@ -83,6 +115,8 @@ class RunningQuery:
         group evaluation this query shares); the clock moves on."""
         event = self._new_event(window)
         event.rows = self.policy.apply(rows)
+        if self.incremental is not None:
+            self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
     def _new_event(self, window: Window) -> WindowEvent:
@@ -109,6 +143,14 @@ class RunningQuery:
         """The query is unregistered: every subscription ends."""
         self.broadcast.close()
 
+    def _evaluation_json(self) -> dict:
+        """How this query's windows were evaluated: in full, or from their change."""
+        if self.incremental is None:
+            return {"incremental": False}
+        costs = self.incremental.costs
+        return {"incremental": True, "full_windows": costs.full_windows, "delta_windows": costs.delta_windows,
+                "full_ms_recent": costs.cost(False), "delta_ms_recent": costs.cost(True)}
+
     def to_json(self) -> dict:
         spec = self.spec
         return {
@@ -125,6 +167,7 @@ class RunningQuery:
             "next_window_close": self.schedule.next_close(),
             "windows_reported": self.sequence,
             "last_evaluation_ms": self.last_evaluation_ms,
+            "evaluation": self._evaluation_json(),
             "subscribers": len(self.broadcast),
             "query": spec.text,
         }

@@ -25,6 +25,9 @@ class WindowSchedule:
         #: index k of the next window to close (at k*step, or after k*count triples);
         #: None until the query's clock has started
         self.next_index: int | None = None
+        #: how far before the next window's start the query still reads (the
+        #: rows that leave the window, for incremental evaluation)
+        self.lookback_ms = 0
         self._start()
 
     def _start(self) -> None:
@@ -85,7 +88,7 @@ class WindowSchedule:
             return None, None
         if self.count is not None:
             return None, (self.next_index - 1) * self.count
-        return self.next_index * self.step_ms - self.range_ms, None
+        return self.next_index * self.step_ms - self.range_ms - self.lookback_ms, None
 
     def store_bound(self, state: StreamState) -> int | None:
         """The earliest application time from which the deltas of ``state`` in

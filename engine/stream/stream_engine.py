@@ -38,6 +38,7 @@ from engine.stream.errors import (
     UnknownStream,
 )
 from engine.stream.events import WindowEvent
+from engine.stream.incremental import INCREMENTAL_MODES
 from engine.stream.items import Item, parse_items
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
@@ -56,9 +57,14 @@ IDLE_TICK_SECONDS = 0.1
 class StreamEngine:
     """Streams and continuous queries over one :class:`engine.api.Store`."""
 
-    def __init__(self, store, retain_events: int = DEFAULT_RETAINED_EVENTS) -> None:
+    def __init__(self, store, retain_events: int = DEFAULT_RETAINED_EVENTS,
+                 incremental: str = "auto") -> None:
+        if incremental not in INCREMENTAL_MODES:
+            raise ValueError(f"incremental must be one of {INCREMENTAL_MODES}, not {incremental!r}")
         self.store = store
         self.retain_events = retain_events
+        #: when queries evaluate windows from their change (:mod:`~engine.stream.incremental`)
+        self.incremental = incremental
         self._lock = threading.RLock()
         self.streams: dict[str, StreamState] = {}
         self.queries: dict[str, RunningQuery] = {}
@@ -239,7 +245,7 @@ class StreamEngine:
                     raise BadRegistration("REGISTER STREAM needs a CONSTRUCT query")
                 if self._stream_by_iri(spec.output_stream) is None:
                     self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
-            running = RunningQuery(spec, streams, self.retain_events)
+            running = RunningQuery(spec, streams, self.retain_events, self.incremental)
             if running.shape is not None:
                 running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))
             self.queries[spec.name] = running

@@ -24,7 +24,7 @@ from engine.rdf import XSD_INTEGER, Literal
 from engine.sparql.exec import QueryDataset, QueryTerms, merged
 from engine.sparql.expr import ExprError
 from engine.sparql.syntax import ContinuousQuery
-from engine.store import DEFAULT_GRAPH, LayeredGraph, MemoryGraph, TimedTriples, TimeSlice, WindowGraph
+from engine.store import DEFAULT_GRAPH, Graph, LayeredGraph, MemoryGraph, TimedTriples, TimeSlice, WindowGraph
 from engine.stream.registry import StreamState
 from engine.stream.schedule import WindowSchedule
 from engine.stream.transient import WindowContent
@@ -63,37 +63,50 @@ def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> 
                   close, lambda: [log.time_range(start, close) for log, start in bounds])
 
 
+def _cut(graph: Graph, window: Window, streams: list[StreamState]) -> Graph:
+    """``graph`` as of the window's close: a graph that streams append to
+    without the triples of items at or after it."""
+    if isinstance(graph, LayeredGraph):
+        return graph.as_of({s.number: window.as_of for s in streams})
+    return graph
+
+
+def stored_graphs(spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict,
+                  terms: QueryTerms) -> tuple[Graph, ...]:
+    """The stored graphs the query names with ``FROM``, as of the window's
+    close; for RSP-QL without them, the store's default graph."""
+    named = list(spec.query.dataset.default) if spec.query.dataset else []
+    ids = [terms.encode(g) for g in named]
+    if not ids and spec.language == "rspql":
+        ids = [DEFAULT_GRAPH]
+    return tuple(_cut(graphs.get(graph_id) or MemoryGraph.empty(), window, streams) for graph_id in ids)
+
+
 def window_dataset(
-    spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict, terms: QueryTerms
+    spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict, terms: QueryTerms,
+    from_graphs: Graph | None = None,
 ) -> QueryDataset:
     """The dataset of ``window`` over the store snapshot's ``graphs``: the
     windows are read in place (:class:`WindowGraph`), beside the stored graphs
-    cut as of the window's close."""
-    cutoffs = {s.number: window.as_of for s in streams}
+    cut as of the window's close. ``from_graphs`` is the merge of the
+    :func:`stored_graphs`, if the caller has it already."""
 
-    def cut(graph):
-        return graph.as_of(cutoffs) if isinstance(graph, LayeredGraph) else graph
-
-    def stored(graph_id: int):
-        return cut(graphs.get(graph_id) or MemoryGraph.empty())
+    def stored(graph_id: int) -> Graph:
+        return _cut(graphs.get(graph_id) or MemoryGraph.empty(), window, streams)
 
     query = spec.query
-    stored_default = list(query.dataset.default) if query.dataset else []
+    if from_graphs is None:
+        found = stored_graphs(spec, window, streams, graphs, terms)
+        from_graphs = merged(list(found)) if found else None
     stored_named = list(query.dataset.named) if query.dataset else []
     named = {terms.encode(g): stored(terms.encode(g)) for g in stored_named}
     if spec.language == "rspql":
-        if stored_default:
-            default = merged([stored(terms.encode(g)) for g in stored_default])
-        else:
-            default = stored(DEFAULT_GRAPH)
+        default = from_graphs
         if not query.dataset:
-            named = {g: cut(graph) for g, graph in graphs.items() if g != DEFAULT_GRAPH}
+            named = {g: _cut(graph, window, streams) for g, graph in graphs.items() if g != DEFAULT_GRAPH}
         windows = {w.name: WindowGraph([parts]) for w, parts in zip(spec.windows, window.parts, strict=True)}
         return QueryDataset(default, named, windows)
     # C-SPARQL: the default graph is the RDF merge of the windows and the FROM graphs
-    if not stored_default:
-        return QueryDataset(WindowGraph(window.parts), named)
-    from_graphs = merged([stored(terms.encode(g)) for g in stored_default])
     return QueryDataset(WindowGraph(window.parts, beside=from_graphs), named)
 
 

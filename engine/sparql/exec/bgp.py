@@ -9,7 +9,7 @@ LIMIT push-down (a BGP explored a chunk of its first pattern at a time).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -28,16 +28,30 @@ def basic_graph_pattern(node: A.BGP, cx: ExecutionContext) -> Solutions:
 
 def extend_through_bgp(node: A.BGP, cx: ExecutionContext, solutions: Solutions) -> Solutions:
     """Extend ``solutions`` through every pattern of the BGP (a bind join when
-    they come from a pattern on the left)."""
-    graph = cx.active
-    patterns = node.triples
+    they come from a pattern on the left). A BGP is a set: a repeated triple
+    pattern is matched once."""
+    return extend_across_graphs(dict.fromkeys(node.triples, cx.active), cx, solutions)
+
+
+def extend_across_graphs(graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
+                         solutions: Solutions) -> Solutions:
+    """Extend ``solutions`` through each pattern matched in *its own* graph.
+
+    Incremental window evaluation needs this: one pattern reads only the
+    batches entering the window, the others the window before or after them.
+    The planner orders the patterns by the counts of each one's own graph, so
+    the small graph is explored first."""
+    patterns = list(graph_of)
     if len(patterns) > 1:
-        patterns = order_patterns(patterns, cx.cost.estimator(graph), set(solutions.columns))
+        def estimate(pattern: A.TriplePattern, bound: set[str], rows: float) -> float:
+            return cx.cost.estimate(graph_of[pattern], pattern, bound, rows)
+
+        patterns = order_patterns(tuple(patterns), estimate, set(solutions.columns))
     for pattern in patterns:
-        solutions = extend_with_pattern(solutions, pattern, graph, cx)
+        solutions = extend_with_pattern(solutions, pattern, graph_of[pattern], cx)
         if not solutions.length:
             break
-    return solutions if solutions.length else no_solutions(node, solutions)
+    return solutions if solutions.length else no_solutions(A.BGP(tuple(graph_of)), solutions)
 
 
 def bgp_chunks(node: A.BGP, cx: ExecutionContext) -> Iterator[Solutions]:

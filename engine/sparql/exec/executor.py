@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping
 from functools import partial
 
 from engine.sparql import algebra as A
-from engine.sparql.exec.bgp import basic_graph_pattern, extend_through_bgp
+from engine.sparql.exec.bgp import basic_graph_pattern, extend_across_graphs, extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext, Operator, ServiceCall
 from engine.sparql.exec.dataset import QueryDataset
+from engine.sparql.exec.evaluation import truth_mask
 from engine.sparql.exec.exists import exists
 from engine.sparql.exec.extend import extend
 from engine.sparql.exec.filter import filter_operator
@@ -32,6 +33,7 @@ from engine.sparql.exec.slice import slice_operator
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.exec.values import values
 from engine.sparql.expr import EvalContext
+from engine.store import Graph
 
 #: the operator of each algebra class
 OPERATORS: Mapping[type, Operator] = {
@@ -83,3 +85,14 @@ class Executor:
         """The ``seeds`` rows joined with ``pattern``, planned with the seeds'
         columns bound (one evaluation for many parameter rows)."""
         return extend_through_bgp(pattern, self.context, seeds)
+
+    def explore(self, graph_of: Mapping[A.TriplePattern, Graph], seeds: Solutions | None = None) -> Solutions:
+        """The solutions of a basic graph pattern whose every triple pattern is
+        matched in its own graph (extending ``seeds`` if given)."""
+        return extend_across_graphs(graph_of, self.context, seeds or Solutions.unit())
+
+    def keep_where(self, condition: A.Expr, solutions: Solutions) -> Solutions:
+        """The ``solutions`` for which the FILTER ``condition`` is true."""
+        if not solutions.length:
+            return solutions
+        return solutions.mask(truth_mask(condition, solutions, self.context))
