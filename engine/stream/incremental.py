@@ -182,8 +182,10 @@ class _PathCosts:
         """Incremental unless measured slower; every EXPLORE_EVERY-th window tries
         the other path, so a query whose cost moves is re-measured."""
         full, delta = self.cost(False), self.cost(True)
-        if full is None or delta is None:
-            return delta is None or full is not None
+        if delta is None:
+            return True  # measure the incremental path first
+        if full is None:
+            return False
         explore = (self.full_windows + self.delta_windows) % EXPLORE_EVERY == 0
         return (delta <= full) != explore
 
