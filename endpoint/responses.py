@@ -2,8 +2,8 @@
 
 SELECT solutions and N-Triples go out chunk by chunk (rows are decoded a
 chunk at a time by the engine), so a large answer is never built whole in
-memory. Turtle, RDF/XML and JSON-LD are written by rdflib, which needs the
-whole graph first.
+memory; a small SELECT answer is written at once. Turtle, RDF/XML and
+JSON-LD are written by rdflib, which needs the whole graph first.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ from endpoint.negotiation import Offer
 from endpoint.workers import Workers
 from engine.api import QueryResult
 from engine.rdf import Term, format_term, serialize_triples
-from engine.sparql.results import write_boolean, write_select
+from engine.sparql.results import write_boolean, write_select_ids
 
 #: triples per chunk when N-Triples are streamed
 NT_CHUNK = 2048
+#: SELECT answers up to this many rows are written whole, without a worker thread
+INLINE_ROWS = 256
 
 Triple = tuple[Term, Term, Term]
 
@@ -60,10 +62,14 @@ def offers_for(form: str) -> tuple[Offer, ...]:
 
 
 async def query_response(result: QueryResult, offer: Offer, workers: Workers) -> Response:
-    """The answer of a query, in the negotiated format."""
+    """The answer of a query, in the negotiated format. A small SELECT
+    answer is written at once on the event loop; a larger one is streamed,
+    written chunk by chunk in worker threads."""
     headers = {"Vary": "Accept"}
     if result.form == "SELECT":
-        chunks = write_select(offer.format, result.variables, result.rows())
+        chunks = write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids)
+        if len(result) <= INLINE_ROWS:
+            return Response(b"".join(chunks), headers=headers, media_type=offer.content_type)
         return StreamingResponse(workers.stream(chunks), headers=headers, media_type=offer.content_type)
     if result.form == "ASK":
         body = write_boolean(offer.format, bool(result.boolean))

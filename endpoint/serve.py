@@ -1,10 +1,25 @@
-"""``rivulet serve``: load data, then serve it over HTTP with uvicorn."""
+"""``rivulet serve``: load data, then serve it over HTTP with uvicorn.
+
+Files given with ``--data`` (and ``--demo``) are loaded by a child process
+into a store directory (the compact format ``rivulet load`` writes, built
+without Spark: ``engine.loader.local_load``), which the server then maps:
+the parse's transient memory goes away with the child, and with
+``--processes N`` every server process maps the same files, sharing them
+through the page cache. Without ``--store`` that directory is temporary and
+removed when the server stops.
+"""
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import json
 import logging
+import multiprocessing
 import os
+import shutil
+import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 import uvicorn
@@ -37,7 +52,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--timeout", type=float, default=30.0,
                        help="seconds a query may run before it is cancelled with 503 (default 30)")
     serve.add_argument("--workers", type=int, default=8,
-                       help="engine calls running at once in worker threads (default 8)")
+                       help="engine calls running at once in worker threads, per process (default 8)")
+    serve.add_argument("--processes", type=int, default=1,
+                       help="server processes sharing the port and the memory-mapped store (default 1; "
+                            "more than one needs --read-only: writes and streams live in one process)")
+    serve.add_argument("--access-log", action="store_true", help="log every request (default: off)")
     serve.add_argument("--read-only", action="store_true", help="refuse updates and graph store writes")
     serve.add_argument("--update-token", metavar="TOKEN",
                        help=f"require 'Authorization: Bearer TOKEN' for writes (or set ${TOKEN_VARIABLE})")
@@ -54,17 +73,74 @@ def data_files(args: argparse.Namespace) -> list[Path]:
 
 
 def build_store(args: argparse.Namespace) -> Store:
-    """The store the options describe: opened from --store, then --data (and --demo) added."""
-    store = Store.open(args.store) if args.store else Store()
-    for path in data_files(args):
-        count = store.load(path)
-        log.info("loaded %d triples from %s", count, path)
+    """The store the options describe: --store opened, and --data (and
+    --demo) loaded into it; without --store the files are loaded into a
+    temporary store directory by a child process (see the module docstring)."""
+    files = data_files(args)
+    if args.store:
+        store = Store.open(args.store)
+        for path in files:
+            count = store.load(path)
+            log.info("loaded %d triples from %s", count, path)
+    elif files:
+        directory = Path(tempfile.mkdtemp(prefix="rivulet-store-")) / "store"
+        atexit.register(shutil.rmtree, directory.parent, True)
+        load_in_child(files, directory)
+        args.store = str(directory)
+        store = Store.open(directory)
+    else:
+        store = Store()
     for alias in args.service_alias:
         iri, sep, url = alias.partition("=")
         if not sep or not iri or not url:
             raise SystemExit(f"--service-alias expects IRI=URL, got {alias!r}")
         store.service_endpoints[iri] = url
     return store
+
+
+def load_in_child(files: list[Path], directory: Path) -> None:
+    """Build the store directory in a forked child; its error (a syntax
+    error names the file, line and column) stops the server's start."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_load, args=(files, directory, sender), name="rivulet-load")
+    child.start()
+    sender.close()
+    try:
+        outcome, detail = receiver.recv()
+    except EOFError:  # the child died without a word (killed, out of memory)
+        child.join()
+        outcome, detail = "error", f"the loading process ended with exit code {child.exitcode}"
+    child.join()
+    if outcome == "error":
+        raise SystemExit(f"rivulet serve: could not load the data: {detail}")
+    log.info("loaded %s", detail)
+
+
+def _load(files: list[Path], directory: Path, sender) -> None:
+    from engine.loader.local_load import build_store_directory
+
+    try:
+        manifest = build_store_directory(files, directory)
+    except Exception as exc:  # reported by the parent, which stops
+        sender.send(("error", str(exc)))
+        return
+    sender.send(("ok", f"{manifest.triples} triples, {manifest.terms} terms from "
+                       + ", ".join(str(f) for f in files)))
+
+
+#: the environment variable that hands a worker process its configuration
+WORKER_CONFIG = "RIVULET_WORKER_CONFIG"
+
+
+def worker_app():
+    """The application of one of several server processes (uvicorn's
+    ``factory``): the parent passes the store directory and the settings."""
+    config = json.loads(os.environ[WORKER_CONFIG])
+    store = Store.open(config["store"])
+    store.service_endpoints.update(config["service_endpoints"])
+    settings = Settings(**{**config["settings"], "cors_origins": tuple(config["settings"]["cors_origins"])})
+    return create_app(store, settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,10 +152,20 @@ def run(args: argparse.Namespace) -> int:
         update_token=args.update_token or os.environ.get(TOKEN_VARIABLE) or None,
         cors_origins=tuple(args.cors),
     )
+    if args.processes > 1 and not args.read_only:
+        raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "
+                         "continuous queries live in one process)")
     store = build_store(args)
     host = f"[{args.host}]" if ":" in args.host else args.host
     base = f"http://{host}:{args.port}"
     print(f"Rivulet: {len(store)} triples; console at {base}/ ; SPARQL endpoint {base}/sparql "
           f"(graph store /store, streams /streams, continuous queries /queries)", flush=True)
-    uvicorn.run(create_app(store, settings), host=args.host, port=args.port, log_level="info")
+    common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log}
+    if args.processes > 1:
+        os.environ[WORKER_CONFIG] = json.dumps({
+            "store": args.store, "settings": asdict(settings),
+            "service_endpoints": dict(store.service_endpoints)})
+        uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes, **common)
+        return 0
+    uvicorn.run(create_app(store, settings), **common)
     return 0

@@ -48,13 +48,16 @@ class SparqlRoute:
 
     async def _query(self, request: Request, operation: Operation) -> Response:
         parsing(request, "query")
-        plan = await self.workers.call(self.store.prepare, operation.text, endpoint_url(request))
+        base = endpoint_url(request)
+        plan = self.store.cached_plan(operation.text, base)
+        if plan is None:
+            plan = await self.workers.call(self.store.prepare, operation.text, base)
         offer = pick_offer(request, offers_for(plan.form), operation.format)
 
         def run(should_stop):
             return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop)
 
-        result = await self.workers.query(request, run)
+        result = await self.workers.run_plan(request, plan, run)
         return await query_response(result, offer, self.workers)
 
     async def _update(self, request: Request, operation: Operation) -> Response:

@@ -24,7 +24,7 @@ from urllib.request import url2pathname
 import httpx
 import numpy as np
 
-from engine.rdf import IRI, Term, guess_format, parse_rdf, rdf_format
+from engine.rdf import IRI, Term, canonical_nquads, guess_format, parse_rdf, rdf_format, split_nquads
 from engine.sparql import algebra as A
 from engine.sparql.exec import (
     Executor,
@@ -83,6 +83,21 @@ class QueryResult:
             chunk = [decode(c[start : start + ROW_CHUNK]) for c in columns]
             yield from zip(*chunk, strict=True)
 
+    def id_chunks(self) -> Iterator[tuple[int, list[np.ndarray]]]:
+        """SELECT rows as ``(rows, ID columns)`` batches in result order, a
+        column per variable (0: unbound); decode with :meth:`decode_ids`. A
+        writer that spells each distinct term once starts from here."""
+        solutions = self._solutions
+        if solutions is None:
+            return
+        columns = [solutions.column(v) for v in self.variables]
+        for start in range(0, solutions.length, ROW_CHUNK):
+            yield min(ROW_CHUNK, solutions.length - start), [c[start : start + ROW_CHUNK] for c in columns]
+
+    def decode_ids(self, ids: np.ndarray) -> list[Term | None]:
+        """The terms of a column of :meth:`id_chunks` (None for unbound)."""
+        return self._terms.decode_column(ids)
+
     def triples(self) -> Iterator[tuple[Term, Term, Term]]:
         """CONSTRUCT / DESCRIBE triples."""
         return iter(self._triples or [])
@@ -120,10 +135,32 @@ class Store:
     # ------------------------------------------------------------------ data
     def load(self, source: str | Path | bytes, format: str | None = None, graph: str | None = None,
              base: str | None = None) -> int:
-        """Load a document (path or bytes) into the default graph or ``graph``.
-        Returns the number of triples read. All or nothing: a parse error loads nothing."""
-        quads = list(parse_rdf(source, format, base))
-        self._add_quads(quads, graph)
+        """Load a document (path or bytes) into the default graph or ``graph``
+        (statements of a named graph in TriG or N-Quads stay in theirs).
+        Returns the number of statements read. All or nothing: a parse error
+        (:class:`engine.rdf.RdfSyntaxError`, with line and column) loads nothing.
+
+        The document is parsed by Oxigraph into N-Quads text, split into
+        columns of term spellings and encoded in whole-array steps; a large
+        load into an empty graph builds the compact CSR arrays directly."""
+        quads = split_nquads(canonical_nquads(source, format, base))
+        terms = self._store.terms
+        ids = terms.encode_spellings(quads.terms) if len(quads.terms) else np.zeros(0, np.int64)
+        target = DEFAULT_GRAPH if graph is None else terms.encode(IRI(graph))
+        graph_ids = np.where(quads.g >= 0, ids[np.maximum(quads.g, 0)], target) if len(quads) \
+            else quads.g
+        s, p, o = ids[quads.s], ids[quads.p], ids[quads.o]
+        txn = self._store.begin()
+        try:
+            if graph is not None:
+                txn.create(target)
+            for gid in np.unique(graph_ids).tolist():
+                rows = graph_ids == gid
+                txn.load(gid, s[rows], p[rows], o[rows])
+        except BaseException:
+            self._store.abort(txn)
+            raise
+        txn.commit()
         return len(quads)
 
     def replace_graph(self, graph: str | None, triples: list[tuple[Term, Term, Term]]) -> None:
@@ -199,6 +236,15 @@ class Store:
         return sum(len(t) for t in self._store.snapshot().graphs.values())
 
     # ----------------------------------------------------------------- query
+    def cached_plan(self, text: str, base: str | None = None) -> A.Query | None:
+        """The parsed query if the plan cache has it (None otherwise); never parses."""
+        key = (text, base)
+        with self._plans_lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+            return plan
+
     def prepare(self, text: str, base: str | None = None) -> A.Query:
         """Parse a query, or take it from the plan cache."""
         key = (text, base)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import AccumulatorParam
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -36,17 +35,12 @@ from engine.loader.parse_lines import (
     string_buffers,
     terms_and_hashes,
 )
-from engine.rdf import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value, parse_term
+from engine.rdf import spelling_kinds, spelling_numbers
 from engine.store.layout import STRINGS
 from engine.store.term_hash import CHECK_SEED, hash_strings
 
 #: bad lines kept for the report when they are skipped
 MAX_SAMPLES = 20
-_NUMERIC = '"\\^\\^<(' + "|".join(sorted(t.replace(".", "\\.") for t in NUMERIC_DATATYPES)) + ")>$"
-_KIND_OF_FIRST_BYTE = np.zeros(256, dtype=np.uint8)
-_KIND_OF_FIRST_BYTE[ord("<")] = KIND_IRI
-_KIND_OF_FIRST_BYTE[ord("_")] = KIND_BNODE
-_KIND_OF_FIRST_BYTE[ord('"')] = KIND_LITERAL
 
 
 class _ListParam(AccumulatorParam):
@@ -200,19 +194,13 @@ def _write_range(pieces: str):
                             "the store cannot number them")
         keep = order[first]
         blob, offsets = gather_ranges(data, starts[keep], ends[keep])
-        kinds = _KIND_OF_FIRST_BYTE[blob[offsets[:-1]]] if len(keep) else np.zeros(0, np.uint8)
+        kinds = spelling_kinds(offsets, blob)
         strings = pa.LargeStringArray.from_buffers(len(keep), pa.py_buffer(offsets), pa.py_buffer(blob))
-        numeric_at, numeric_values = [], []
-        for i in np.flatnonzero(pc.match_substring_regex(strings, _NUMERIC).to_numpy(zero_copy_only=False)):
-            value = numeric_value(parse_term(strings[int(i)].as_py()))
-            if value == value:
-                numeric_at.append(int(i))
-                numeric_values.append(value)
+        numeric_at, numeric_values = spelling_numbers(strings)
         target = Path(pieces) / f"range-{index:06d}"
         blob.tofile(target.with_suffix(".strings"))
         np.savez(target.with_suffix(".npz"), hashes=h[first], offsets=offsets, kinds=kinds,
-                 numeric_at=np.array(numeric_at, dtype=np.int64),
-                 numeric_values=np.array(numeric_values, dtype=np.float64))
+                 numeric_at=numeric_at, numeric_values=numeric_values)
         yield index, str(target)
 
     return run

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.rdf import canonical, format_term, guess_format, parse_rdf
+from engine.rdf import canonical, format_term, guess_format, parse_rdf, string_buffers
 from engine.store.term_hash import hash_strings
 
 #: rdflib formats whose files Spark splits into lines
@@ -46,6 +46,8 @@ SIMPLE_TRIPLE = rf"^{_SUBJECT} {_IRI} {_OBJECT} \.$"
 LINE = (rf"^{_WS}(?P<s>{_IRI}|{_BNODE}){_WS}(?P<p>{_IRI}){_WS}(?P<o>{_IRI}|{_BNODE}|{_LITERAL}){_WS}"
         rf"(?:(?P<g>{_IRI}|{_BNODE}){_WS})?\.[ \t\r]*(?:#.*)?$")
 BLANK = r"^[ \t\r]*(?:#.*)?$"
+#: a language tag with a capital (the store keeps tags in lower case)
+_UPPER_CASE_LANGUAGE = r'"@[a-zA-Z0-9-]*[A-Z][a-zA-Z0-9-]*$'
 
 
 class LoadError(Exception):
@@ -96,7 +98,8 @@ def parse_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
 
 def _canonical_column(column: pa.Array) -> pa.Array:
     """The column with every term in the store's spelling."""
-    odd = pc.or_(pc.match_substring(column, "\\"), pc.ends_with(column, "#string>"))
+    odd = pc.or_(pc.or_(pc.match_substring(column, "\\"), pc.ends_with(column, "#string>")),
+                 pc.match_substring_regex(column, _UPPER_CASE_LANGUAGE))
     idx = np.flatnonzero(odd.to_numpy(zero_copy_only=False))
     if not len(idx):
         return column
@@ -118,18 +121,6 @@ def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statem
     if graph is not None:
         cols[3] = pc.if_else(pc.equal(cols[3], ""), pa.scalar(f"<{graph}>"), cols[3])
     return Statements(*cols)
-
-
-def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets from 0 as int64, UTF-8 bytes) of an Arrow string array, no copy
-    of the bytes and no Python string per value."""
-    array = array.cast(pa.large_string())
-    _, offsets_buf, data_buf = array.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(data_buf, dtype=np.uint8)[lo:hi] if data_buf is not None and hi > lo \
-        else np.zeros(0, dtype=np.uint8)
-    return offsets - lo, data
 
 
 def hash_column(column: pa.Array) -> np.ndarray:

@@ -18,7 +18,8 @@ import numpy as np
 from pyspark.sql import SparkSession
 
 from engine.loader.parse_lines import ERROR_MARK, LoadError
-from engine.loader.writer import id_dtype, write_partition
+from engine.loader.writer import write_partition
+from engine.store.csr import id_dtype
 from engine.store.layout import DIRECTIONS
 
 

@@ -5,7 +5,8 @@ syntaxes, and the media types that name them.
 - :mod:`~engine.rdf.dictionary`: terms <-> integer IDs (the protocol and the in-memory kind).
 - :mod:`~engine.rdf.ntriples`: the one N-Triples term syntax (escape, unescape,
   read, write) and the fast statement reader.
-- :mod:`~engine.rdf.documents`: whole documents in any syntax, through rdflib.
+- :mod:`~engine.rdf.documents`: whole documents in any syntax (Oxigraph's parsers, rdflib's writers).
+- :mod:`~engine.rdf.spelled_quads`: canonical N-Quads text to columns of distinct spellings (bulk loads).
 - :mod:`~engine.rdf.media_types`: the registry of RDF and result media types.
 - :mod:`~engine.rdf.iri`: relative IRI resolution (RFC 3986).
 
@@ -13,7 +14,15 @@ Callers import from this package, not from its modules.
 """
 
 from engine.rdf.dictionary import MemoryTermDictionary, TermDictionary
-from engine.rdf.documents import from_rdflib, parse_rdf, serialize_triples, to_rdflib
+from engine.rdf.documents import (
+    RdfSyntaxError,
+    canonical_nquads,
+    from_oxigraph,
+    from_rdflib,
+    parse_rdf,
+    serialize_triples,
+    to_rdflib,
+)
 from engine.rdf.iri import resolve_iri
 from engine.rdf.media_types import (
     FORMAT_NAMES,
@@ -38,6 +47,14 @@ from engine.rdf.ntriples import (
     parse_statement,
     parse_term,
     unescape,
+)
+from engine.rdf.spelled_quads import (
+    SpelledQuads,
+    arrow_positions,
+    spelling_kinds,
+    spelling_numbers,
+    split_nquads,
+    string_buffers,
 )
 from engine.rdf.terms import (
     DECIMAL_FORM,
@@ -110,6 +127,15 @@ __all__ = [
     "NTriplesError",
     # documents
     "parse_rdf",
+    "RdfSyntaxError",
+    "canonical_nquads",
+    "from_oxigraph",
+    "SpelledQuads",
+    "arrow_positions",
+    "spelling_kinds",
+    "spelling_numbers",
+    "split_nquads",
+    "string_buffers",
     "serialize_triples",
     "from_rdflib",
     "to_rdflib",

@@ -2,9 +2,11 @@
 
 :class:`TermDictionary` is what the store, the executor and the stream engine
 may ask of a dictionary; two kinds implement all of it: the in-memory
-:class:`MemoryTermDictionary` here, and the memory-mapped dictionary of a
-loaded store (:class:`engine.store.mapped_dictionary.MappedTermDictionary`),
-which keeps terms first seen after the load in a ``MemoryTermDictionary``.
+:class:`MemoryTermDictionary` here (a Python object per term), and the
+store's compact dictionary
+(:class:`engine.store.compact_dictionary.CompactTermDictionary`: arrays and
+one string blob, memory-mapped from a loaded store or built by loads), which
+keeps terms met one at a time in a ``MemoryTermDictionary``.
 Transient terms (stream timing data) are part of the contract, so callers
 never need to ask which kind they hold.
 """
@@ -15,7 +17,9 @@ import threading
 from typing import Protocol
 
 import numpy as np
+import pyarrow as pa
 
+from engine.rdf.ntriples import parse_term
 from engine.rdf.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, numeric_value
 
 
@@ -36,6 +40,10 @@ class TermDictionary(Protocol):
 
     def encode_many(self, terms: list[Term]) -> np.ndarray:
         """IDs for a list of terms as an int64 array."""
+        ...
+
+    def encode_spellings(self, terms: pa.Array) -> np.ndarray:
+        """IDs (permanent) for distinct canonical N-Triples spellings: a bulk load's terms."""
         ...
 
     def pin(self, ids: np.ndarray) -> None:
@@ -105,6 +113,11 @@ class MemoryTermDictionary:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def highest_id(self) -> int:
+        """The highest ID ever handed out (0: none yet; freed IDs count)."""
+        return len(self._terms) - 1
+
     def encode(self, term: Term) -> int:
         """The ID of ``term``, assigning a new one if it is not known yet. The
         ID is permanent (pinned)."""
@@ -164,6 +177,11 @@ class MemoryTermDictionary:
         """IDs for a list of terms as an int64 array."""
         encode = self.encode
         return np.fromiter((encode(t) for t in terms), dtype=np.int64, count=len(terms))
+
+    def encode_spellings(self, terms: pa.Array) -> np.ndarray:
+        """IDs for distinct canonical N-Triples spellings, one term at a time
+        (the store's compact dictionary does this in whole-array steps)."""
+        return self.encode_many([parse_term(t) for t in terms.to_pylist()])
 
     # ------------------------------------------------------ transient terms
     def pin(self, ids: np.ndarray) -> None:

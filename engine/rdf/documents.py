@@ -1,9 +1,18 @@
-"""Reading and writing RDF documents (rdflib parses and serialises syntaxes;
-it never holds the store's data or evaluates queries).
+"""Reading and writing RDF documents.
 
-Formats are named by rdflib's parser names; which media type or file suffix
-says which format is :mod:`engine.rdf.media_types`' job. N-Triples output is
-written by :mod:`engine.rdf.ntriples` directly, in the store's spelling.
+Oxigraph's parsers (the ``pyoxigraph`` package, used as a parsing library
+only: it never holds the store's data or evaluates queries) read every
+syntax: they are compiled, validate IRIs and report the line and column of
+an error. A bulk load takes a document as canonical N-Quads text
+(:func:`canonical_nquads`) and splits it into columns without a Python
+object per statement (:mod:`engine.rdf.spelled_quads`); smaller callers get
+terms (:func:`parse_rdf`). rdflib still writes Turtle, RDF/XML and JSON-LD
+output; N-Triples output is written by :mod:`engine.rdf.ntriples` directly,
+in the store's spelling.
+
+Formats are named by rdflib's names ("turtle", "nt", "xml", ...); which
+media type or file suffix says which format is :mod:`engine.rdf.media_types`'
+job.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pyoxigraph as ox
 import rdflib
 from rdflib.term import BNode as RdflibBNode
 from rdflib.term import Literal as RdflibLiteral
@@ -23,6 +33,22 @@ from engine.rdf.terms import IRI, BNode, Literal, Term
 
 # keep lexical forms exactly as written: "01"^^xsd:integer must stay "01"
 rdflib.NORMALIZE_LITERALS = False
+
+#: our format names -> Oxigraph's parsers
+_OXIGRAPH_FORMATS = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "nt": ox.RdfFormat.N_TRIPLES,
+    "nquads": ox.RdfFormat.N_QUADS,
+    "trig": ox.RdfFormat.TRIG,
+    "xml": ox.RdfFormat.RDF_XML,
+    "json-ld": ox.RdfFormat.JSON_LD,
+    "n3": ox.RdfFormat.N3,
+}
+
+
+class RdfSyntaxError(ValueError):
+    """A document that is not valid in its syntax; the message says where
+    (line and columns) and what was expected."""
 
 
 def from_rdflib(term: rdflib.term.Node) -> Term:
@@ -46,11 +72,10 @@ def to_rdflib(term: Term) -> rdflib.term.Identifier:
     return RdflibLiteral(term.lexical, lang=term.lang, datatype=term.datatype)
 
 
-def parse_rdf(
-    source: str | Path | bytes, format: str | None = None, base: str | None = None
-) -> Iterator[tuple[Term, Term, Term, Term | None]]:
-    """Quads ``(s, p, o, graph-or-None)`` of a document (file path or bytes)."""
-    if isinstance(source, (str, Path)) and not isinstance(source, bytes):
+def _document(source: str | Path | bytes, format: str | None, base: str | None
+              ) -> tuple[bytes, ox.RdfFormat, str | None]:
+    """(bytes, parser, base IRI) of a document given as a path or as bytes."""
+    if isinstance(source, (str, Path)):
         path = Path(source)
         fmt = format or guess_format(path.name) or "turtle"
         data = path.read_bytes()
@@ -58,17 +83,58 @@ def parse_rdf(
     else:
         fmt = format or "turtle"
         data = source
-    if fmt in ("nquads", "trig"):
-        dataset = rdflib.Dataset()
-        dataset.parse(io.BytesIO(data), format=fmt, publicID=base)
-        for s, p, o, g in dataset.quads((None, None, None, None)):
-            graph = None if g is None or g == rdflib.graph.DATASET_DEFAULT_GRAPH_ID else from_rdflib(g)
-            yield from_rdflib(s), from_rdflib(p), from_rdflib(o), graph
-        return
-    graph = rdflib.Graph()
-    graph.parse(io.BytesIO(data), format=fmt, publicID=base)
-    for s, p, o in graph:
-        yield from_rdflib(s), from_rdflib(p), from_rdflib(o), None
+    parser = _OXIGRAPH_FORMATS.get(fmt)
+    if parser is None:
+        raise RdfSyntaxError(f"cannot read RDF in the format {fmt!r}")
+    return data, parser, base
+
+
+def _quads(data: bytes, parser: ox.RdfFormat, base: str | None) -> Iterator[ox.Quad]:
+    """Oxigraph's quads; blank nodes renamed, so that two documents (or two
+    loads of one) never share a blank node, as RDF merging requires."""
+    try:
+        yield from ox.parse(data, parser, base_iri=base, rename_blank_nodes=True)
+    except SyntaxError as exc:
+        raise RdfSyntaxError(exc.msg) from None
+
+
+def canonical_nquads(source: str | Path | bytes, format: str | None = None,
+                     base: str | None = None) -> bytes:
+    """The document's statements as N-Quads in Oxigraph's spelling: one
+    statement a line, terms separated by one space, ``xsd:string`` dropped,
+    language tags in lower case, non-ASCII raw (only a term spelled with a
+    backslash differs from the store's spelling, see ``canonical``)."""
+    data, parser, base = _document(source, format, base)
+    out = io.BytesIO()
+    try:
+        ox.serialize(_quads(data, parser, base), out, ox.RdfFormat.N_QUADS)
+    except ValueError as exc:  # a triple term (RDF 1.2) has no place in the store
+        if isinstance(exc, RdfSyntaxError):
+            raise
+        raise RdfSyntaxError(str(exc)) from None
+    return out.getvalue()
+
+
+def from_oxigraph(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> Term:
+    """Our term for an Oxigraph term."""
+    cls = term.__class__
+    if cls is ox.NamedNode:
+        return IRI(term.value)
+    if cls is ox.BlankNode:
+        return BNode(term.value)
+    if cls is ox.Literal:
+        return Literal(term.value, term.datatype.value, term.language)
+    raise RdfSyntaxError(f"triple terms are not supported: {term}")
+
+
+def parse_rdf(
+    source: str | Path | bytes, format: str | None = None, base: str | None = None
+) -> Iterator[tuple[Term, Term, Term, Term | None]]:
+    """Quads ``(s, p, o, graph-or-None)`` of a document (file path or bytes)."""
+    data, parser, base = _document(source, format, base)
+    convert = from_oxigraph
+    for s, p, o, g in _quads(data, parser, base):
+        yield convert(s), convert(p), convert(o), (None if g.__class__ is ox.DefaultGraph else convert(g))
 
 
 def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str) -> bytes:

@@ -85,7 +85,10 @@ class Literal:
     """An RDF literal: lexical form plus either a datatype IRI or a language tag.
 
     ``datatype`` is ``None`` for simple literals (``xsd:string``) and for
-    language-tagged strings (whose datatype is ``rdf:langString``).
+    language-tagged strings (whose datatype is ``rdf:langString``). Language
+    tags are kept in lower case, their value space in RDF 1.1 (Oxigraph's
+    parsers write them so, and ``"a"@EN`` must be the same term as ``"a"@en``
+    whichever path it came in by).
     """
 
     __slots__ = ("lexical", "datatype", "lang")
@@ -93,7 +96,7 @@ class Literal:
     def __init__(self, lexical: str, datatype: str | None = None, lang: str | None = None) -> None:
         self.lexical = lexical
         self.datatype = None if (datatype == XSD_STRING or lang) else datatype
-        self.lang = lang or None
+        self.lang = lang.lower() if lang else None
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -3,7 +3,7 @@ and transactions, and the on-disk format of a loaded store.
 
 - :mod:`~engine.store.graph`: the :class:`Graph` protocol every stored graph implements.
 - :mod:`~engine.store.memory_graph`: sorted in-memory arrays (Wukong's key/value layout).
-- :mod:`~engine.store.mapped_graph`: a loaded store's graph, memory-mapped CSR arrays.
+- :mod:`~engine.store.compact_graph`: a loaded store's graph, memory-mapped CSR arrays.
 - :mod:`~engine.store.union_graph`: disjoint graphs read as one.
 - :mod:`~engine.store.layered_graph`: a base plus timestamped stream deltas.
 - :mod:`~engine.store.timed_triples`: one stream batch, indexed once at ingest (the stream index).
@@ -11,7 +11,7 @@ and transactions, and the on-disk format of a loaded store.
 - :mod:`~engine.store.quad_store`: snapshots, transactions, retention of stream timestamps.
 - :mod:`~engine.store.layout`: where each array of a loaded store lives (the loader writes it).
 - :mod:`~engine.store.term_hash`: the 64-bit hash that numbers a loaded store's terms.
-- :mod:`~engine.store.mapped_dictionary`: a loaded store's term dictionary, memory-mapped.
+- :mod:`~engine.store.compact_dictionary`: a loaded store's term dictionary, memory-mapped.
 - :mod:`~engine.store.base_store`: opening a loaded store.
 
 The store depends only on :mod:`engine.rdf`; the loader imports the store,
@@ -19,10 +19,10 @@ never the reverse.
 """
 
 from engine.store.base_store import open_quad_store
+from engine.store.compact_dictionary import CompactTermDictionary
+from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph, Matches
 from engine.store.layered_graph import NO_STREAM, Delta, LayeredGraph
-from engine.store.mapped_dictionary import MappedTermDictionary
-from engine.store.mapped_graph import MappedGraph
 from engine.store.memory_graph import EMPTY, MemoryGraph, expand_ranges
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction
 from engine.store.timed_triples import TimedTriples, TimeSlice, fingerprints
@@ -33,7 +33,7 @@ __all__ = [
     "Graph",
     "Matches",
     "MemoryGraph",
-    "MappedGraph",
+    "CompactGraph",
     "UnionGraph",
     "TimedTriples",
     "TimeSlice",
@@ -48,6 +48,6 @@ __all__ = [
     "Snapshot",
     "Transaction",
     "DEFAULT_GRAPH",
-    "MappedTermDictionary",
+    "CompactTermDictionary",
     "open_quad_store",
 ]

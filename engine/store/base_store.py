@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.store.compact_dictionary import CompactTermDictionary
+from engine.store.compact_graph import CompactGraph
 from engine.store.layout import TERMS, Manifest
-from engine.store.mapped_dictionary import MappedTermDictionary
-from engine.store.mapped_graph import MappedGraph
 from engine.store.quad_store import QuadStore
 
 
@@ -21,9 +21,9 @@ def open_quad_store(path: Path) -> QuadStore:
     """A QuadStore over the loaded store at ``path``; later updates and stream
     items go to in-memory overlays, never to the files."""
     manifest = Manifest.read(path)
-    store = QuadStore(MappedTermDictionary(path / TERMS))
+    store = QuadStore(CompactTermDictionary.open(path / TERMS))
     txn = store.begin()
     for graph_id, triples in manifest.graphs.items():
-        txn.graphs[int(graph_id)] = MappedGraph.open(path, int(graph_id), manifest.shards, triples)
+        txn.graphs[int(graph_id)] = CompactGraph.open(path, int(graph_id), manifest.shards, triples)
     txn.commit()
     return store

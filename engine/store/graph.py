@@ -1,7 +1,7 @@
 """The one interface of a stored graph, whatever holds its triples.
 
 Four kinds implement :class:`Graph`: :class:`~engine.store.memory_graph.MemoryGraph`
-(sorted in-memory arrays), :class:`~engine.store.mapped_graph.MappedGraph`
+(sorted in-memory arrays), :class:`~engine.store.compact_graph.CompactGraph`
 (a loaded store's memory-mapped CSR), :class:`~engine.store.union_graph.UnionGraph`
 (disjoint members read as one) and :class:`~engine.store.layered_graph.LayeredGraph`
 (a base plus timestamped stream deltas); the stream index adds

@@ -4,9 +4,12 @@ loader that writes a store directory and the store that opens it.
     manifest.json                       counts, shard count, graphs, ID width
     terms/strings.bin                   N-Triples spellings, back to back
     terms/{hashes,offsets,kinds,numeric_ids,numeric_values}.npy
+    terms/hash_ids.npy                  only when IDs are not hash ranks
     shards/<k>/g<graph id>/<out|in>/<array>.npy
 
-Term IDs are 1 + the rank of the term's hash (see ``term_hash``); graph 0 is
+Term IDs are 1 + the rank of the term's hash (see ``term_hash``), unless
+``hash_ids`` gives the ID of each sorted hash (a store built by several
+in-memory loads, whose later terms follow the earlier ones); graph 0 is
 the default graph. Shard ``k`` holds the keys of the vertices whose ID is
 ``k`` modulo the shard count, in both directions, so that one cluster node
 can own one shard directory.
@@ -23,9 +26,10 @@ VERSION = 1
 MANIFEST = "manifest.json"
 TERMS = "terms"
 STRINGS = "strings.bin"
+HASH_IDS = "hash_ids"
 DIRECTIONS = ("out", "in")
 
-#: arrays of one direction of one graph in one shard (see engine.store.mapped_graph)
+#: arrays of one direction of one graph in one shard (see engine.store.compact_graph)
 ADJACENCY_ARRAYS = (
     "vertex_offsets",
     "pair_predicates",

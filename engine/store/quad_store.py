@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rdf import MemoryTermDictionary, TermDictionary
+from engine.rdf import TermDictionary
+from engine.store.compact_dictionary import CompactTermDictionary
+from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
 from engine.store.layered_graph import NO_STREAM, LayeredGraph
 from engine.store.memory_graph import MemoryGraph
@@ -29,6 +31,10 @@ from engine.store.memory_graph import MemoryGraph
 DEFAULT_GRAPH = 0
 #: in-memory graphs at least this large take updates as deltas, not rebuilds
 DELTA_MIN = 65536
+#: a load of at least this many triples into an empty graph builds compact
+#: arrays (a smaller one stays a MemoryGraph: its vertex offsets, one per
+#: term ID in the store, would outweigh its triples)
+COMPACT_MIN = 4096
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,15 @@ class Transaction:
         layered = graph if isinstance(graph, LayeredGraph) else LayeredGraph(graph)
         self.graphs[graph_id] = layered.appended(s, p, o, np.zeros(len(s), dtype=np.int64), NO_STREAM)
 
+    def load(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        """Add a bulk load's triples: an empty graph becomes compact CSR arrays
+        (int32 IDs, both directions, about 27 bytes a triple) when the load is
+        large enough; otherwise the triples are added as by :meth:`add`."""
+        if len(s) >= COMPACT_MIN and len(self.graph(graph_id)) == 0:
+            self.graphs[graph_id] = CompactGraph.build(s, p, o)
+            return
+        self.add(graph_id, s, p, o)
+
     def append(
         self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int
     ) -> None:
@@ -129,7 +144,7 @@ class QuadStore:
     """Term dictionary plus the current snapshot of all graphs."""
 
     def __init__(self, terms: TermDictionary | None = None) -> None:
-        self.terms: TermDictionary = terms if terms is not None else MemoryTermDictionary()
+        self.terms: TermDictionary = terms if terms is not None else CompactTermDictionary()
         self._snapshot = Snapshot({DEFAULT_GRAPH: MemoryGraph.empty()}, 0)
         self._write_lock = threading.Lock()
         self._writer: Transaction | None = None

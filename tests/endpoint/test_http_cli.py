@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -59,3 +60,41 @@ def test_serve_options_reach_the_server(served):
     failed = httpx.get(url + "/sparql", params={
         "query": "SELECT * { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"})
     assert failed.status_code == 502 and "http://example.org/sparql" in failed.text
+
+
+def test_serve_with_several_processes_answers_from_the_shared_store(served):
+    url, banner = served("--read-only", "--processes", "2")
+    assert "87 triples" in banner
+    query = {"query": "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }"}
+    accept = {"Accept": "application/sparql-results+json"}
+    deadline = time.monotonic() + 60  # the worker processes start after the port is bound
+    while True:
+        try:
+            httpx.get(url + "/sparql", params=query, headers=accept)
+            break
+        except httpx.ConnectError:
+            assert time.monotonic() < deadline, "no worker process answered within 60 s"
+            time.sleep(0.2)
+    for _ in range(20):  # connections go to either process; every one must answer from the data
+        with httpx.Client() as client:
+            answer = client.get(url + "/sparql", params=query, headers=accept)
+        assert answer.status_code == 200
+        assert int(answer.json()["results"]["bindings"][0]["n"]["value"]) > 0
+
+
+def test_several_processes_need_read_only():
+    command = [sys.executable, "-m", "endpoint.cli", "serve", "--data", str(DEMO), "--processes", "2"]
+    finished = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert finished.returncode != 0
+    assert "--read-only" in finished.stderr
+
+
+def test_a_malformed_data_file_stops_the_start_with_its_line(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix ex: <http://example.org/> .\nex:a ex:b ex:c .\nex:a ex:b \"open .\n")
+    command = [sys.executable, "-m", "endpoint.cli", "serve", "--data", str(bad), "--port", str(free_port())]
+    finished = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert finished.returncode != 0
+    assert "could not load the data" in finished.stderr and "line 3" in finished.stderr

@@ -18,7 +18,7 @@ from engine.api import Store
 from engine.loader.parse_lines import LoadError
 from engine.loader.writer import write_partition
 from engine.rdf import IRI, BNode, Literal, canonical, format_term
-from engine.store import MappedGraph, MemoryGraph
+from engine.store import CompactGraph, MemoryGraph
 from engine.store.layout import DIRECTIONS, Manifest
 from engine.store.term_hash import hash_strings, term_hash
 
@@ -44,7 +44,7 @@ def test_canonical_spelling_is_format_terms():
         format_term(Literal("1", "http://www.w3.org/2001/XMLSchema#integer"))
 
 
-def _write_store(root: Path, s, p, o, shards: int) -> MappedGraph:
+def _write_store(root: Path, s, p, o, shards: int) -> CompactGraph:
     """Write one default graph with the loader's writer, as the Spark job would."""
     n_terms = int(max(s.max(), p.max(), o.max()))
     g = np.zeros(len(s), dtype=np.int64)
@@ -53,11 +53,11 @@ def _write_store(root: Path, s, p, o, shards: int) -> MappedGraph:
             sel = vertex % shards == k
             edges = np.stack([g[sel], vertex[sel], p[sel], neighbour[sel]])
             write_partition(root, d, k, shards, n_terms, edges)
-    return MappedGraph.open(root, 0, shards, len(MemoryGraph(s, p, o)))
+    return CompactGraph.open(root, 0, shards, len(MemoryGraph(s, p, o)))
 
 
 @pytest.mark.parametrize("shards", [1, 3])
-def test_mapped_graph_answers_like_the_memory_graph(tmp_path, shards):
+def test_compact_graph_answers_like_the_memory_graph(tmp_path, shards):
     rng = np.random.default_rng(7)
     n = 3000
     s, p, o = rng.integers(1, 300, n), rng.integers(1, 6, n), rng.integers(1, 300, n)

@@ -1,9 +1,9 @@
 """SPARQL query result formats (JSON, XML, CSV, TSV): streaming writers and
 readers, one module per format, chosen by a short format name.
 
-Callers use :func:`write_select`, :func:`write_boolean` and :func:`read_select`;
-media types map to format names through :func:`format_for_media_type`
-(derived from :mod:`engine.rdf.media_types`).
+Callers use :func:`write_select` (or :func:`write_select_ids` from ID
+columns), :func:`write_boolean` and :func:`read_select`; media types map
+to format names through :func:`format_for_media_type` (derived from :mod:`engine.rdf.media_types`).
 """
 
 from engine.sparql.results.dispatch import (
@@ -14,6 +14,7 @@ from engine.sparql.results.dispatch import (
     read_select,
     write_boolean,
     write_select,
+    write_select_ids,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "read_select",
     "write_boolean",
     "write_select",
+    "write_select_ids",
 ]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+import numpy as np
+
 from engine.rdf import RESULT_MEDIA_TYPES, Term, result_format
 from engine.sparql.results import csv_tsv, json_results, xml_results
 
@@ -51,6 +53,25 @@ def _checked(fmt: str) -> str:
 def write_select(fmt: str, variables: list[str], rows: Rows) -> Iterator[bytes]:
     """Stream a SELECT result as byte chunks in format ``fmt``."""
     return _SELECT_WRITERS[_checked(fmt)](variables, rows)
+
+
+def write_select_ids(fmt: str, variables: list[str], chunks: Iterable[tuple[int, list[np.ndarray]]],
+                     decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[bytes]:
+    """Stream a SELECT result given as batches of ``(rows, ID columns)``:
+    JSON spells each distinct term of a batch once; the other formats take
+    decoded rows."""
+    if _checked(fmt) == "json":
+        return json_results.write_select_columns(variables, chunks, decode)
+    return write_select(fmt, variables, _rows(chunks, decode))
+
+
+def _rows(chunks: Iterable[tuple[int, list[np.ndarray]]],
+          decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[tuple[Term | None, ...]]:
+    for length, columns in chunks:
+        if not columns:
+            yield from [()] * length
+            continue
+        yield from zip(*[decode(c) for c in columns], strict=True)
 
 
 def write_boolean(fmt: str, value: bool) -> bytes:

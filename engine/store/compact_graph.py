@@ -1,13 +1,15 @@
-"""A graph of the bulk-loaded base store, read from memory-mapped CSR arrays.
+"""A stored graph in compact CSR arrays: int32 IDs, about 27 bytes a triple.
 
-``rivulet load`` writes each graph as Wukong's ``(vertex, predicate,
-direction) -> neighbours`` layout in arrays (see ``engine.store.layout``):
-per direction, a vertex's predicate pairs and each pair's neighbours are
-contiguous, and per predicate an index lists its pairs. Opening maps the
-files without reading them, so a store of any size opens in milliseconds;
-a query touches only the pages of the keys it explores.
+Wukong's ``(vertex, predicate, direction) -> neighbours`` layout in arrays
+(see ``engine.store.csr``): per direction, a vertex's predicate pairs and
+each pair's neighbours are contiguous, and per predicate an index lists its
+pairs. ``rivulet load`` writes the arrays to files (``engine.store.layout``)
+and opening maps them without reading them, so a store of any size opens in
+milliseconds and a query touches only the pages of the keys it explores; a
+load into a running store builds the same arrays in memory
+(:meth:`CompactGraph.build`).
 
-:class:`MappedGraph` implements :class:`engine.store.graph.Graph` like the
+:class:`CompactGraph` implements :class:`engine.store.graph.Graph` like the
 in-memory kinds, so the executor cannot tell them apart:
 
 - ``(s, p, ?)`` and ``(?, p, o)``: the vertex's pairs, kept where the
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.store.csr import build_adjacency
 from engine.store.graph import Matches, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
@@ -54,13 +57,21 @@ class Adjacency:
     def open(cls, directory: Path, shards: int, shard: int) -> Adjacency | None:
         if not directory.is_dir():
             return None
-        arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in ADJACENCY_ARRAYS}
+        # plain views of the mapped files (np.memmap's hooks slow small reads)
+        arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r"))
+                  for name in ADJACENCY_ARRAYS}
         return cls(arrays, shards, shard)
 
     def _pairs(self, local: np.ndarray, predicates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(input position, pair index) of each local vertex's pairs, kept where
         the pair's predicate equals the row's when ``predicates`` is given."""
         vo = self.vertex_offsets
+        if len(local) == 1:  # a query constant: slices, not a dozen one-element array steps
+            lo, hi = self._pair_range(int(local[0]))
+            pairs = np.arange(lo, hi, dtype=np.int64)
+            if predicates is not None:
+                pairs = pairs[self.pair_predicates[lo:hi] == predicates[0]]
+            return np.zeros(len(pairs), dtype=np.int64), pairs
         inside = local < len(vo) - 1  # IDs added after the load have no pairs here
         local = np.where(inside, local, 0)
         lo = np.where(inside, vo[local], 0).astype(np.int64)
@@ -82,10 +93,23 @@ class Adjacency:
         """(input position, predicate, neighbour) of every edge of the vertices."""
         return self._neighbours(*self._pairs(local, predicates))
 
-    def degree(self, local: np.ndarray, predicates: np.ndarray | None) -> int:
-        _, pairs = self._pairs(local, predicates)
+    def _pair_range(self, local: int) -> tuple[int, int]:
+        vo = self.vertex_offsets
+        if local >= len(vo) - 1:  # IDs added after the load have no pairs here
+            return 0, 0
+        return int(vo[local]), int(vo[local + 1])
+
+    def degree(self, local: int, predicate: int | None) -> int:
+        """Edges of one vertex (with the predicate when given). Its predicates
+        are sorted, so a binary search over its few pairs finds the one."""
+        lo, hi = self._pair_range(local)
         po = self.pair_offsets
-        return int((po[pairs + 1].astype(np.int64) - po[pairs]).sum())
+        if predicate is None or lo == hi:
+            return int(po[hi]) - int(po[lo]) if hi > lo else 0
+        at = lo + int(np.searchsorted(self.pair_predicates[lo:hi], predicate))
+        if at < hi and self.pair_predicates[at] == predicate:
+            return int(po[at + 1]) - int(po[at])
+        return 0
 
     def _index_ranges(self, predicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ip = self.index_predicates
@@ -137,11 +161,12 @@ class Direction:
 
     def _route(self, vertices: np.ndarray) -> Iterator[tuple[Adjacency, np.ndarray]]:
         """(shard, positions of the rows whose vertex it owns)."""
-        valid = vertices > 0
         if self.shards == 1:
             if self.parts[0] is not None:
-                yield self.parts[0], np.flatnonzero(valid)
+                yield self.parts[0], (np.flatnonzero(vertices > 0) if len(vertices) != 1
+                                      else np.zeros(int(vertices[0] > 0), dtype=np.int64))
             return
+        valid = vertices > 0
         owner = vertices % self.shards
         for k, part in enumerate(self.parts):
             if part is not None:
@@ -160,9 +185,8 @@ class Direction:
         return _in_row_order(found, 3)
 
     def degree(self, vertex: int, predicate: int | None) -> int:
-        vertices = np.array([vertex], dtype=np.int64)
-        preds = None if predicate is None else np.array([predicate], dtype=np.int64)
-        return sum(part.degree(vertices[sel] // self.shards, preds) for part, sel in self._route(vertices))
+        part = self.parts[vertex % self.shards] if vertex > 0 else None
+        return part.degree(vertex // self.shards, predicate) if part is not None else 0
 
     def predicate_edges(self, predicates: np.ndarray):
         """(row, vertex, predicate, neighbour) for every edge with each row's predicate."""
@@ -197,7 +221,7 @@ def _in_row_order(found: list[tuple[np.ndarray, ...]], width: int) -> tuple[np.n
     return tuple(c[order] for c in cols)
 
 
-class MappedGraph(DerivedColumns):
+class CompactGraph(DerivedColumns):
     """One graph of a loaded store, behind the :class:`~engine.store.graph.Graph` interface."""
 
     def __init__(self, out: Direction, into: Direction, triples: int) -> None:
@@ -205,12 +229,21 @@ class MappedGraph(DerivedColumns):
         self._len = triples
 
     @classmethod
-    def open(cls, root: Path, graph_id: int, shards: int, triples: int) -> MappedGraph:
+    def open(cls, root: Path, graph_id: int, shards: int, triples: int) -> CompactGraph:
         out, into = (
             Direction([Adjacency.open(adjacency_dir(root, k, graph_id, d), shards, k) for k in range(shards)])
             for d in DIRECTIONS
         )
         return cls(out, into, triples)
+
+    @classmethod
+    def build(cls, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> CompactGraph:
+        """The graph of ID triples (in any order, repeats allowed), built in
+        memory in both directions."""
+        bound = int(max(s.max(), o.max(), p.max())) if len(s) else 0
+        out = Adjacency(build_adjacency(s, p, o, bound, 1), 1, 0)
+        into = Adjacency(build_adjacency(o, p, s, bound, 1), 1, 0)
+        return cls(Direction([out]), Direction([into]), len(out.neighbours))
 
     def __len__(self) -> int:
         return self._len
@@ -256,10 +289,13 @@ class MappedGraph(DerivedColumns):
         if p is not None:
             return self._out.predicate_edges(p)
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(self))
-        return rows, np.tile(self.s, n_rows), np.tile(self.p, n_rows), np.tile(self.o, n_rows)
+        s_all, p_all, o_all = self._columns
+        return rows, np.tile(s_all, n_rows), np.tile(p_all, n_rows), np.tile(o_all, n_rows)
 
-    @cached_property
+    @property
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Derived anew on each use: kept, they would add 24 bytes a triple
+        for good after one rare whole-graph read."""
         return self._out.columns()
 
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
@@ -268,4 +304,4 @@ class MappedGraph(DerivedColumns):
 
     def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
         """An in-memory copy with the changes (the base itself is read-only)."""
-        return MemoryGraph(self.s, self.p, self.o, unique=True).with_changes(add, remove)
+        return MemoryGraph(*self._columns, unique=True).with_changes(add, remove)

@@ -1,0 +1,63 @@
+"""A store directory built in one process, without Spark.
+
+Data that fits one machine does not need a cluster job: Oxigraph's parser
+reads each file into canonical N-Quads, the statements are split into
+columns and encoded in whole-array steps (``engine.rdf.split_nquads``,
+``CompactTermDictionary.encode_spellings``), and each graph's CSR arrays
+are built in memory (``engine.store.csr``). The result is the same
+directory ``rivulet load`` writes with Spark (one shard), so the server
+maps it the same way, and several server processes can share it through the
+page cache. ``rivulet serve --data`` runs this in a child process: the
+parse's transient memory leaves with the child.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from engine.rdf import canonical_nquads, split_nquads
+from engine.store.compact_dictionary import CompactTermDictionary
+from engine.store.csr import build_adjacency
+from engine.store.layout import DIRECTIONS, TERMS, Manifest, adjacency_dir
+
+
+def build_store_directory(files: list[Path], target: Path) -> Manifest:
+    """Load ``files`` (syntax from each suffix; TriG and N-Quads fill named
+    graphs) into a new store directory ``target``. Written beside the target
+    and renamed into place, so a failed load leaves nothing behind."""
+    work = target.with_name(target.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    terms = CompactTermDictionary()
+    columns: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for path in files:
+        quads = split_nquads(canonical_nquads(path))
+        if not len(quads):
+            continue
+        ids = terms.encode_spellings(quads.terms)
+        graph_ids = np.where(quads.g >= 0, ids[np.maximum(quads.g, 0)], 0)
+        s, p, o = ids[quads.s], ids[quads.p], ids[quads.o]
+        for gid in np.unique(graph_ids).tolist():
+            rows = graph_ids == gid
+            columns.setdefault(gid, []).append((s[rows], p[rows], o[rows]))
+    work.mkdir(parents=True)
+    terms.arrays.save(work / TERMS)
+    counts: dict[str, int] = {}
+    for gid, parts in columns.items():
+        s, p, o = (np.concatenate([part[i] for part in parts]) for i in range(3))
+        bound = len(terms)
+        for direction, (vertex, neighbour) in zip(DIRECTIONS, ((s, o), (o, s))):
+            arrays = build_adjacency(vertex, p, neighbour, bound, 1)
+            folder = adjacency_dir(work, 0, gid, direction)
+            folder.mkdir(parents=True)
+            for name, array in arrays.items():
+                np.save(folder / f"{name}.npy", array)
+        counts[str(gid)] = len(arrays["neighbours"])
+    manifest = Manifest(triples=sum(counts.values()), terms=len(terms), shards=1, graphs=counts,
+                        sources=[str(f) for f in files])
+    manifest.write(work)
+    shutil.rmtree(target, ignore_errors=True)
+    work.rename(target)
+    return manifest

@@ -1,0 +1,340 @@
+"""The store's term dictionary: terms in arrays and one string blob.
+
+A Python object per term costs about 200 bytes; a million-triple graph has
+a few hundred thousand terms. Here a term costs its N-Triples spelling in
+one blob plus 17-21 bytes of arrays (hash, string offset, kind, and the
+hash's ID when IDs are not in hash order), whether the arrays are
+memory-mapped from a store written by ``rivulet load`` or built in memory by
+a load (:meth:`CompactTermDictionary.encode_spellings`, vectorised: a batch
+of spellings is hashed, looked up and appended in whole-array operations).
+
+Nothing is parsed up front: a term is decoded from its spelling when a
+result needs it (a bounded cache keeps the terms decoded lately). Lookup
+hashes the spelling (``engine.store.term_hash``), binary-searches the sorted
+hashes and compares the stored string. A store's own load numbers terms by
+hash rank (the sorted hash array is also the encoder), an in-memory load of
+an empty store does the same, and later loads append IDs in arrival order
+with an ID per sorted hash.
+
+Terms met one at a time (updates, stream items, query constants made
+permanent) go to an overlay, an ordinary
+:class:`engine.rdf.MemoryTermDictionary` whose IDs are shifted past the
+compact ones; this class implements the whole
+:class:`engine.rdf.TermDictionary` protocol, transient terms included
+(compact terms are simply never freed). Once the overlay has handed out an
+ID the compact part stops growing (its IDs would collide with the overlay's)
+and later loads add their new terms to the overlay.
+"""
+
+from __future__ import annotations
+
+import mmap
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from engine.rdf import (
+    MemoryTermDictionary,
+    Term,
+    arrow_positions,
+    format_term,
+    parse_term,
+    spelling_kinds,
+    spelling_numbers,
+    string_buffers,
+)
+from engine.store.layout import HASH_IDS, STRINGS
+from engine.store.term_hash import hash_strings, term_hash
+
+#: term strings resolved to IDs kept per store (query constants repeat)
+LOOKUP_CACHE = 65536
+#: decoded terms kept per store (result rows repeat terms)
+DECODE_CACHE = 65536
+
+
+@dataclass(frozen=True)
+class TermArrays:
+    """The compact part of a dictionary. Immutable: growing it makes a new
+    one, which replaces the old in one reference swap (readers take no lock)."""
+
+    #: term hashes, sorted
+    hashes: np.ndarray
+    #: the ID of each sorted hash; None when IDs are hash ranks (ID = rank + 1)
+    hash_ids: np.ndarray | None
+    #: the spelling of ID i is blob[offsets[i-1]:offsets[i]]
+    offsets: np.ndarray
+    blob: bytes | mmap.mmap
+    #: kind code per ID (index 0: the unbound marker)
+    kinds: np.ndarray
+    #: IDs of the numeric literals, sorted, and their values
+    numeric_ids: np.ndarray
+    numeric_values: np.ndarray
+    #: False for arrays mapped from a store's files, which never grow
+    growable: bool
+
+    @classmethod
+    def open(cls, directory: Path) -> TermArrays:
+        """The arrays of a store written by ``rivulet load``, memory-mapped."""
+        # plain views of the mapped files: np.memmap's subclass hooks cost
+        # microseconds on every slice of a query's many small reads
+        load = lambda name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r"))  # noqa: E731
+        with open(directory / STRINGS, "rb") as f:
+            size = f.seek(0, 2)
+            blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        hash_ids = load(HASH_IDS) if (directory / f"{HASH_IDS}.npy").exists() else None
+        return cls(load("hashes"), hash_ids, load("offsets"), blob, load("kinds"), load("numeric_ids"),
+                   load("numeric_values"), growable=False)
+
+    def save(self, directory: Path) -> None:
+        """Write the arrays as a store's term files (``engine.store.layout``)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / STRINGS).write_bytes(bytes(self.blob))
+        arrays = {"hashes": self.hashes, "offsets": self.offsets, "kinds": self.kinds,
+                  "numeric_ids": self.numeric_ids, "numeric_values": self.numeric_values}
+        if self.hash_ids is not None:
+            arrays[HASH_IDS] = self.hash_ids
+        for name, array in arrays.items():
+            np.save(directory / f"{name}.npy", array)
+
+    @classmethod
+    def empty(cls) -> TermArrays:
+        return cls(np.zeros(0, np.int64), None, np.zeros(1, np.int64), b"", np.zeros(1, np.uint8),
+                   np.zeros(0, np.int64), np.zeros(0), growable=True)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def spelling(self, term_id: int) -> str:
+        return self.blob[int(self.offsets[term_id - 1]) : int(self.offsets[term_id])].decode("utf-8")
+
+    def find(self, hashes: np.ndarray) -> np.ndarray:
+        """The ID whose hash equals each given hash (0: none). The caller
+        compares spellings: equal hashes of different terms are refused when
+        a term is added, so one comparison settles it."""
+        n = len(self.hashes)
+        if not n:
+            return np.zeros(len(hashes), dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.hashes, hashes), n - 1)
+        hit = self.hashes[at] == hashes
+        ids = at + 1 if self.hash_ids is None else self.hash_ids[at].astype(np.int64)
+        return np.where(hit, ids, 0)
+
+    def appended(self, terms: pa.Array, hashes: np.ndarray) -> tuple[TermArrays, np.ndarray]:
+        """These arrays with new distinct terms (and their hashes) added, and
+        the new terms' IDs. Into empty arrays the terms go in hash order (IDs
+        are hash ranks, as a store's own load numbers them); otherwise they
+        follow the last ID in the order given."""
+        first = len(self) + 1
+        count = len(hashes)
+        order = np.argsort(hashes, kind="stable")
+        if len(self) == 0:
+            place = order  # the term that gets each new ID
+            ids = np.empty(count, dtype=np.int64)
+            ids[order] = np.arange(first, first + count)
+        else:
+            place = np.arange(count)
+            ids = np.arange(first, first + count, dtype=np.int64)
+        placed = terms.take(arrow_positions(place))
+        offsets, data = string_buffers(placed)
+        numeric_at, numeric_values = spelling_numbers(placed)
+        merged = np.concatenate([self.hashes, hashes[order]])
+        hash_ids = None
+        if len(self):
+            old_ids = self.hash_ids if self.hash_ids is not None else np.arange(1, first, dtype=np.int64)
+            by_hash = np.argsort(merged, kind="stable")
+            merged = merged[by_hash]
+            hash_ids = np.concatenate([old_ids, ids[order]])[by_hash].astype(_id_dtype(first + count))
+        grown = TermArrays(
+            hashes=merged,
+            hash_ids=hash_ids,
+            offsets=np.concatenate([self.offsets, self.offsets[-1] + offsets[1:]]),
+            blob=bytes(self.blob) + data.tobytes(),
+            kinds=np.concatenate([self.kinds, spelling_kinds(offsets, data)]),
+            numeric_ids=np.concatenate([self.numeric_ids, numeric_at + first]),
+            numeric_values=np.concatenate([self.numeric_values, numeric_values]),
+            growable=True,
+        )
+        return grown, ids
+
+
+def _id_dtype(largest: int) -> np.dtype:
+    return np.dtype(np.int32) if largest < 2**31 - 1 else np.dtype(np.int64)
+
+
+class CompactTermDictionary:
+    """Terms <-> IDs over compact arrays (see the module docstring), plus an overlay."""
+
+    def __init__(self, arrays: TermArrays | None = None) -> None:
+        self._arrays = arrays if arrays is not None else TermArrays.empty()
+        self._overlay = MemoryTermDictionary()
+        #: serialises growth of the compact part against the overlay's first ID
+        self._lock = threading.RLock()
+        self._find = lru_cache(maxsize=LOOKUP_CACHE)(self._find_spelling)
+        self._decoded: dict[int, Term] = {}
+
+    @classmethod
+    def open(cls, directory: Path) -> CompactTermDictionary:
+        """The dictionary of a store written by ``rivulet load``."""
+        return cls(TermArrays.open(directory))
+
+    def __len__(self) -> int:
+        return len(self._arrays) + len(self._overlay)
+
+    @property
+    def arrays(self) -> TermArrays:
+        """The compact part (the overlay's terms are not in it)."""
+        return self._arrays
+
+    # ---------------------------------------------------------------- loads
+    def encode_spellings(self, terms: pa.Array) -> np.ndarray:
+        """IDs of distinct canonical N-Triples spellings, adding the new ones:
+        to the compact arrays while they may grow, else to the overlay."""
+        offsets, data = string_buffers(terms)
+        hashes = hash_strings(data, offsets)
+        with self._lock:
+            arrays = self._arrays
+            ids = arrays.find(hashes)
+            for i in np.flatnonzero(ids).tolist():
+                if arrays.spelling(int(ids[i])) != terms[i].as_py():
+                    raise ValueError("two different terms share a 64-bit hash; "
+                                     f"the store cannot number {terms[i].as_py()}")
+            if self._overlay.highest_id:
+                return self._encode_in_overlay(terms, ids)
+            new = np.flatnonzero(ids == 0)
+            if not len(new):
+                return ids
+            if not arrays.growable:
+                return self._encode_in_overlay(terms, ids)
+            new_hashes = hashes[new]
+            if len(np.unique(new_hashes)) != len(new_hashes):
+                raise ValueError("two different terms share a 64-bit hash; the store cannot number them")
+            self._arrays, ids[new] = arrays.appended(terms.take(arrow_positions(new)), new_hashes)
+            self._find.cache_clear()  # it remembers misses
+            return ids
+
+    def _encode_in_overlay(self, terms: pa.Array, ids: np.ndarray) -> np.ndarray:
+        """The IDs still 0 in ``ids``, one term at a time through the overlay."""
+        base = len(self._arrays)
+        for i in np.flatnonzero(ids == 0).tolist():
+            ids[i] = self._overlay.encode(parse_term(terms[i].as_py())) + base
+        return ids
+
+    # ----------------------------------------------------------------- lookup
+    def _find_spelling(self, nt: str) -> int:
+        arrays = self._arrays
+        found = int(arrays.find(np.array([term_hash(nt)], dtype=np.int64))[0])
+        return found if found and arrays.spelling(found) == nt else 0
+
+    def _in_base(self, term: Term) -> int:
+        return self._find(format_term(term)) if len(self._arrays) else 0
+
+    def _shift(self, overlay_id: int) -> int:
+        return overlay_id + len(self._arrays) if overlay_id else 0
+
+    def _overlay_ids(self, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        base = len(self._arrays)
+        return ids[ids > base] - base
+
+    def lookup(self, term: Term) -> int:
+        """The ID of ``term`` or 0 when the dictionary has never seen it."""
+        return self._shift(self._overlay.lookup(term)) or self._in_base(term)
+
+    def lookup_pinned(self, term: Term) -> int:
+        """Like :meth:`lookup`, but 0 for an overlay ID that may be freed (the
+        compact terms are all permanent)."""
+        return self._shift(self._overlay.lookup_pinned(term)) or self._in_base(term)
+
+    def encode(self, term: Term) -> int:
+        """The ID of ``term``, assigning an overlay ID if it is not known yet."""
+        if not self._overlay.lookup(term):
+            found = self._in_base(term)
+            if found:
+                return found
+        with self._lock:
+            return self._shift(self._overlay.encode(term))
+
+    def encode_transient(self, term: Term) -> int:
+        """Like :meth:`encode`; a new overlay ID may be freed again (see release)."""
+        found = self._overlay.lookup(term)
+        if found:
+            return self._shift(found)
+        found = self._in_base(term)
+        if found:
+            return found
+        with self._lock:
+            return self._shift(self._overlay.encode_transient(term))
+
+    def encode_many(self, terms: list[Term]) -> np.ndarray:
+        """IDs for a list of terms as an int64 array."""
+        encode = self.encode
+        return np.fromiter((encode(t) for t in terms), dtype=np.int64, count=len(terms))
+
+    def pin(self, ids: np.ndarray) -> None:
+        """Make overlay IDs permanent (compact terms always are)."""
+        self._overlay.pin(self._overlay_ids(ids))
+
+    def hold(self, ids: np.ndarray) -> None:
+        """One more reference to each distinct overlay ID."""
+        self._overlay.hold(self._overlay_ids(ids))
+
+    def release(self, ids: np.ndarray) -> int:
+        """Drop references to overlay IDs; compact terms are never freed."""
+        return self._overlay.release(self._overlay_ids(ids))
+
+    # ----------------------------------------------------------------- decode
+    def spelling(self, term_id: int) -> str:
+        """The canonical N-Triples spelling of a compact term's ID."""
+        return self._arrays.spelling(term_id)
+
+    def decode(self, term_id: int) -> Term | None:
+        """The term for an ID (None for 0, the unbound marker)."""
+        if term_id <= 0:
+            return None
+        base = len(self._arrays)
+        if term_id > base:
+            return self._overlay.decode(term_id - base)
+        decoded = self._decoded
+        term = decoded.get(term_id)
+        if term is None:
+            if len(decoded) >= DECODE_CACHE:
+                decoded.clear()
+            term = decoded[term_id] = parse_term(self._arrays.spelling(term_id))
+        return term
+
+    def decode_many(self, ids: np.ndarray) -> list[Term | None]:
+        """Terms for a column of IDs."""
+        decode = self.decode
+        return [decode(i) for i in np.asarray(ids).tolist()]
+
+    # ------------------------------------------------------------ side arrays
+    def kinds(self, ids: np.ndarray) -> np.ndarray:
+        """Kind code (KIND_IRI, KIND_BNODE, KIND_LITERAL; 0 for unbound) per ID."""
+        ids = np.asarray(ids, dtype=np.int64)
+        arrays = self._arrays
+        base = len(arrays)
+        over = ids > base
+        out = arrays.kinds[np.where(over | (ids < 0), 0, ids)]
+        if over.any():
+            out[over] = self._overlay.kinds(ids[over] - base)
+        return out
+
+    def numbers(self, ids: np.ndarray) -> np.ndarray:
+        """Numeric value per ID, NaN for non-numeric terms."""
+        ids = np.asarray(ids, dtype=np.int64)
+        arrays = self._arrays
+        out = np.full(len(ids), np.nan)
+        nid = arrays.numeric_ids
+        if len(nid):
+            at = np.minimum(np.searchsorted(nid, ids), len(nid) - 1)
+            hit = nid[at] == ids
+            out[hit] = arrays.numeric_values[at[hit]]
+        base = len(arrays)
+        over = ids > base
+        if over.any():
+            out[over] = self._overlay.numbers(ids[over] - base)
+        return out
