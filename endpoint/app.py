@@ -12,6 +12,7 @@ import contextlib
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
 from starlette.routing import Route
 
 from endpoint.console import console_routes
@@ -26,6 +27,25 @@ from engine.api import Store
 from engine.stream import StreamEngine
 
 GRAPH_STORE_METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
+
+
+class RivuletApp(Starlette):
+    """The Starlette application with one shortcut in front: a GET of
+    ``/sparql`` that :meth:`SparqlRoute.answer_now` can answer at once skips
+    the middleware stack and the router (most of a small query's time over
+    HTTP). Anything else, and any such request it declines, takes the whole
+    path. Not taken when CORS is on (the middleware must add its headers)."""
+
+    answer_now = None
+
+    async def __call__(self, scope, receive, send) -> None:
+        if (self.answer_now is not None and scope["type"] == "http" and scope["method"] == "GET"
+                and scope["path"] == "/sparql"):
+            response = self.answer_now(Request(scope))
+            if response is not None:
+                await response(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -66,8 +86,10 @@ def create_app(
         yield
         streams.close()  # stop the idle clock with the server
 
-    app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers=error_handlers(settings.query_timeout), lifespan=lifespan)
+    app = RivuletApp(routes=routes, middleware=middleware,
+                     exception_handlers=error_handlers(settings.query_timeout), lifespan=lifespan)
+    if not settings.cors_origins:
+        app.answer_now = sparql.answer_now
     app.state.store = store
     app.state.streams = streams
     return app

@@ -66,7 +66,9 @@ def _graphs(params: list[tuple[str, str]], name: str) -> list[str]:
     return [v for k, v in params if k == name]
 
 
-def _operation(params: list[tuple[str, str]], direct: tuple[str, str] | None) -> Operation | None:
+def operation_from_params(params: list[tuple[str, str]], direct: tuple[str, str] | None) -> Operation | None:
+    """The operation named by URL or form parameters (or carried ``direct``ly
+    in the body as (kind, text)); None when there is none."""
     if direct is not None:
         kind, text = direct
         for other in ("query", "update"):
@@ -97,19 +99,19 @@ async def read_operation(request: Request) -> Operation | None:
     if request.method in ("GET", "HEAD"):
         if any(k == "update" for k, _ in url_params):
             raise HTTPException(405, "an update must be sent by POST", headers={"Allow": "GET, POST"})
-        return _operation(url_params, None)
+        return operation_from_params(url_params, None)
     media_type, charset = media_type_and_charset(request.headers.get("content-type"))
     if media_type == FORM:
         body = decode_utf8(await request.body(), charset)
         params = url_params + parse_qsl(body, keep_blank_values=True)
-        operation = _operation(params, None)
+        operation = operation_from_params(params, None)
         if operation is None:
             raise HTTPException(400, "the form has neither a 'query' nor an 'update' parameter")
         return operation
     if media_type in (QUERY_TYPE, UPDATE_TYPE):
         text = decode_utf8(await request.body(), charset)
         kind = "query" if media_type == QUERY_TYPE else "update"
-        return _operation(url_params, (kind, text))
+        return operation_from_params(url_params, (kind, text))
     shown = media_type or "none"
     raise HTTPException(
         415,

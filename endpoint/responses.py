@@ -65,16 +65,23 @@ async def query_response(result: QueryResult, offer: Offer, workers: Workers) ->
     """The answer of a query, in the negotiated format. A small SELECT
     answer is written at once on the event loop; a larger one is streamed,
     written chunk by chunk in worker threads."""
+    if result.form == "ASK" or (result.form == "SELECT" and len(result) <= INLINE_ROWS):
+        return small_query_response(result, offer)
     headers = {"Vary": "Accept"}
     if result.form == "SELECT":
         chunks = write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids)
-        if len(result) <= INLINE_ROWS:
-            return Response(b"".join(chunks), headers=headers, media_type=offer.content_type)
         return StreamingResponse(workers.stream(chunks), headers=headers, media_type=offer.content_type)
+    return await graph_response(result.triples(), offer, workers, headers)
+
+
+def small_query_response(result: QueryResult, offer: Offer) -> Response:
+    """The whole answer of an ASK or of a small SELECT, written at once."""
     if result.form == "ASK":
         body = write_boolean(offer.format, bool(result.boolean))
-        return Response(body, headers=headers, media_type=offer.content_type)
-    return await graph_response(result.triples(), offer, workers, headers)
+    else:
+        chunks = write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids)
+        body = b"".join(chunks)
+    return Response(body, headers={"Vary": "Accept"}, media_type=offer.content_type)
 
 
 async def graph_response(triples: Iterable[Triple], offer: Offer, workers: Workers,

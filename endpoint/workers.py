@@ -53,25 +53,40 @@ class Workers:
         #: id of a plan -> seconds its last run took
         self._run_time: dict[int, float] = {}
 
-    async def run_plan(self, request: Request, plan: object, fn: Callable[[Callable[[], bool]], T]) -> T:
-        """Run ``fn(should_stop)`` for a cached plan: on the event loop when
-        the plan ran fast last time (see the module docstring), else as
-        :meth:`query` does. Remembers how long the run took."""
-        key = id(plan)
+    def runs_inline(self, plan: object) -> bool:
+        """Did this plan's last run take less than :data:`INLINE_BUDGET`?"""
+        return self._run_time.get(id(plan), INLINE_BUDGET) < INLINE_BUDGET
+
+    def run_inline(self, plan: object, fn: Callable[[Callable[[], bool]], T]) -> T | None:
+        """Run ``fn(should_stop)`` on the calling thread (the event loop) under
+        :data:`INLINE_LIMIT`; None if it ran over (it was stopped and the
+        plan is no longer run inline). Remembers how long it took."""
         started = time.monotonic()
-        if self._run_time.get(key, INLINE_BUDGET) < INLINE_BUDGET:
-            deadline = started + INLINE_LIMIT
-            try:
-                result = fn(lambda: time.monotonic() > deadline)
-            except QueryCancelled:
-                self._run_time[key] = INLINE_BUDGET
-            else:
-                self._run_time[key] = time.monotonic() - started
-                return result
-        result = await self.query(request, fn)
+        deadline = started + INLINE_LIMIT
+        try:
+            result = fn(lambda: time.monotonic() > deadline)
+        except QueryCancelled:
+            self._remember(plan, INLINE_BUDGET)
+            return None
+        self._remember(plan, time.monotonic() - started)
+        return result
+
+    def _remember(self, plan: object, seconds: float) -> None:
         if len(self._run_time) >= REMEMBERED_PLANS:
             self._run_time.clear()
-        self._run_time[key] = time.monotonic() - started
+        self._run_time[id(plan)] = seconds
+
+    async def run_plan(self, request: Request, plan: object, fn: Callable[[Callable[[], bool]], T]) -> T:
+        """Run ``fn(should_stop)`` for a parsed plan: on the event loop when
+        the plan ran fast last time (see the module docstring), else as
+        :meth:`query` does. Remembers how long the run took."""
+        if self.runs_inline(plan):
+            result = self.run_inline(plan, fn)
+            if result is not None:
+                return result
+        started = time.monotonic()
+        result = await self.query(request, fn)
+        self._remember(plan, time.monotonic() - started)
         return result
 
     async def call(self, fn: Callable[..., T], *args) -> T:

@@ -226,3 +226,26 @@ def test_rdflib_sparqlstore_reads_and_sparqlupdatestore_writes(demo):
     writer = rdflib.Graph(store=SPARQLUpdateStore(demo + "/sparql", demo + "/sparql"), identifier=ex.notes)
     writer.add((ex.Lahn, ex.flowsInto, ex.Rhine))
     assert graph.query(EX + "ASK { GRAPH ex:notes { ex:Lahn ex:flowsInto ex:Rhine } }").askAnswer is True
+
+
+def test_a_repeated_query_answers_the_same_from_the_event_loop(demo):
+    """The second run of a query takes the short path (plan cached and fast last
+    time); its answer, headers and errors must be those of the whole path."""
+    url = demo + "/sparql"
+    accept = {"Accept": "application/sparql-results+json"}
+    first = httpx.get(url, params={"query": LONGEST}, headers=accept)
+    again = [httpx.get(url, params={"query": LONGEST}, headers=accept) for _ in range(3)]
+    for response in again:
+        assert response.status_code == 200 and response.content == first.content
+        assert response.headers["content-type"] == first.headers["content-type"]
+        assert response.headers["vary"] == "Accept"
+    assert rivers(again[-1]) == TOP3
+    # a format nobody offers is refused as on the whole path, and the same query as CSV is CSV
+    refused = httpx.get(url, params={"query": LONGEST}, headers={"Accept": "image/png"})
+    assert refused.status_code == 406
+    as_csv = httpx.get(url, params={"query": LONGEST}, headers={"Accept": "text/csv"})
+    assert media(as_csv) == "text/csv" and rivers(as_csv) == TOP3
+    # an update in between is seen by the next short-path answer
+    httpx.post(url, data={"update": EX + "DELETE WHERE { ex:Danube ex:lengthKm ?km }"}).raise_for_status()
+    after = rivers(httpx.get(url, params={"query": LONGEST}, headers=accept))
+    assert after[:2] == TOP3[1:] and TOP3[0] not in after and len(after) == 3

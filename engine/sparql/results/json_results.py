@@ -3,8 +3,8 @@
 The writers emit the document in batches of solutions so that an HTTP
 response can start before the last solution is computed; orjson does the
 string escaping. :func:`write_select_columns` writes from the executor's ID
-columns: each distinct term of a batch's column is decoded and encoded to
-JSON once, and a row is its fragments joined (result rows repeat terms: the
+columns: each distinct term of a batch's column is encoded to JSON once,
+and a row is its fragments joined (result rows repeat terms: the
 predicate of every row, the user in every friend's row).
 """
 
@@ -64,9 +64,13 @@ def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[
             continue
         fields = []
         for key, column in zip(keys, columns):
-            distinct, inverse = np.unique(column, return_inverse=True)
-            spelled = [None if t is None else key + orjson.dumps(_term_json(t)) for t in decode(distinct)]
-            fields.append([spelled[i] for i in inverse.tolist()])
+            spelled: dict[int, bytes | None] = {}  # per distinct ID of the batch
+            out = []
+            for term_id, term in zip(column.tolist(), decode(column)):
+                if term_id not in spelled:
+                    spelled[term_id] = None if term is None else key + orjson.dumps(_term_json(term))
+                out.append(spelled[term_id])
+            fields.append(out)
         if fields:
             rows = [b"{" + b",".join([f for f in row if f is not None]) + b"}" for row in zip(*fields)]
         else:
