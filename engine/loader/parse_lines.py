@@ -6,7 +6,7 @@ kernels, not a Python loop: a line in the usual single-space form (checked by
 one regex DFA pass) is cut with two splits; any other line goes through the
 full grammar (:data:`LINE`); a line that matches
 neither and is not blank or a comment is bad. Turtle, RDF/XML and the other
-syntaxes are not line-based: rdflib parses each such file in one task and
+syntaxes are not line-based: Oxigraph parses each such file in one task and
 its statements join here as a batch of terms.
 
 A batch becomes (a) its statements as four hash columns, saved for the
@@ -24,10 +24,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.rdf import canonical, format_term, guess_format, parse_rdf, string_buffers
+from engine.rdf import (
+    RdfSyntaxError,
+    arrow_positions,
+    canonical,
+    canonical_nquads,
+    guess_format,
+    split_nquads,
+    string_buffers,
+)
 from engine.store.term_hash import hash_strings
 
-#: rdflib formats whose files Spark splits into lines
+#: formats whose files Spark splits into lines
 LINE_FORMATS = {"nt", "nquads"}
 #: prefix of an error raised inside a Spark task, so the driver can report it
 ERROR_MARK = "RIVULET-LOAD-ERROR:"
@@ -143,15 +151,19 @@ def terms_and_hashes(batch: Statements) -> tuple[np.ndarray, pa.Array, np.ndarra
 
 
 def document_batch(path: Path) -> Statements:
-    """All statements of a Turtle / RDF-XML / ... file, parsed by rdflib."""
-    rows: tuple[list[str], ...] = ([], [], [], [])
+    """All statements of a Turtle / RDF-XML / ... file: Oxigraph parses it
+    and its N-Quads are split into columns (``engine.rdf.split_nquads``)."""
     try:
-        for quad in parse_rdf(path):
-            for col, term in zip(rows, quad):
-                col.append("" if term is None else format_term(term))
-    except Exception as exc:  # rdflib raises many types; its message says where
+        quads = split_nquads(canonical_nquads(path))
+    except (RdfSyntaxError, OSError) as exc:  # the message says where
         raise LoadError(f"{ERROR_MARK}{path}: {exc}") from exc
-    return Statements(*(pa.array(col, pa.string()) for col in rows))
+    spellings = pa.concat_arrays([quads.terms, pa.array([""], pa.large_string())])
+    empty = len(quads.terms)
+
+    def column(index: np.ndarray) -> pa.Array:
+        return spellings.take(arrow_positions(np.where(index >= 0, index, empty)))
+
+    return Statements(column(quads.s), column(quads.p), column(quads.o), column(quads.g))
 
 
 def locate_line(path: Path, text: str) -> int | None:

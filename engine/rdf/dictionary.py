@@ -14,13 +14,15 @@ never need to ask which kind they hold.
 from __future__ import annotations
 
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-import pyarrow as pa
 
 from engine.rdf.ntriples import parse_term
 from engine.rdf.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, numeric_value
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class TermDictionary(Protocol):

@@ -20,30 +20,37 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import pyoxigraph as ox
-import rdflib
-from rdflib.term import BNode as RdflibBNode
-from rdflib.term import Literal as RdflibLiteral
-from rdflib.term import URIRef
+from typing import TYPE_CHECKING
 
 from engine.rdf.media_types import guess_format
 from engine.rdf.ntriples import format_term
 from engine.rdf.terms import IRI, BNode, Literal, Term
 
-# keep lexical forms exactly as written: "01"^^xsd:integer must stay "01"
-rdflib.NORMALIZE_LITERALS = False
+if TYPE_CHECKING:
+    import pyoxigraph as ox
+    import rdflib
 
-#: our format names -> Oxigraph's parsers
-_OXIGRAPH_FORMATS = {
-    "turtle": ox.RdfFormat.TURTLE,
-    "nt": ox.RdfFormat.N_TRIPLES,
-    "nquads": ox.RdfFormat.N_QUADS,
-    "trig": ox.RdfFormat.TRIG,
-    "xml": ox.RdfFormat.RDF_XML,
-    "json-ld": ox.RdfFormat.JSON_LD,
-    "n3": ox.RdfFormat.N3,
-}
+# Both libraries are imported when first used: a server that only answers
+# queries over a mapped store never needs them (about 20 MB of memory each
+# process).
+
+#: our format names -> the names of Oxigraph's parsers
+_OXIGRAPH_FORMATS = {"turtle": "TURTLE", "nt": "N_TRIPLES", "nquads": "N_QUADS", "trig": "TRIG",
+                     "xml": "RDF_XML", "json-ld": "JSON_LD", "n3": "N3"}
+
+
+def _oxigraph():
+    import pyoxigraph
+
+    return pyoxigraph
+
+
+def _rdflib():
+    import rdflib
+
+    # keep lexical forms exactly as written: "01"^^xsd:integer must stay "01"
+    rdflib.NORMALIZE_LITERALS = False
+    return rdflib
 
 
 class RdfSyntaxError(ValueError):
@@ -53,11 +60,12 @@ class RdfSyntaxError(ValueError):
 
 def from_rdflib(term: rdflib.term.Node) -> Term:
     """Our term for an rdflib term."""
-    if isinstance(term, URIRef):
+    rdf_term = _rdflib().term
+    if isinstance(term, rdf_term.URIRef):
         return IRI(str(term))
-    if isinstance(term, RdflibBNode):
+    if isinstance(term, rdf_term.BNode):
         return BNode(str(term))
-    if isinstance(term, RdflibLiteral):
+    if isinstance(term, rdf_term.Literal):
         datatype = str(term.datatype) if term.datatype is not None else None
         return Literal(str(term), datatype, term.language)
     raise TypeError(f"not an RDF term: {term!r}")
@@ -65,11 +73,12 @@ def from_rdflib(term: rdflib.term.Node) -> Term:
 
 def to_rdflib(term: Term) -> rdflib.term.Identifier:
     """rdflib's term for one of ours."""
+    rdf_term = _rdflib().term
     if isinstance(term, IRI):
-        return URIRef(term.value)
+        return rdf_term.URIRef(term.value)
     if isinstance(term, BNode):
-        return RdflibBNode(term.id)
-    return RdflibLiteral(term.lexical, lang=term.lang, datatype=term.datatype)
+        return rdf_term.BNode(term.id)
+    return rdf_term.Literal(term.lexical, lang=term.lang, datatype=term.datatype)
 
 
 def _document(source: str | Path | bytes, format: str | None, base: str | None
@@ -86,14 +95,14 @@ def _document(source: str | Path | bytes, format: str | None, base: str | None
     parser = _OXIGRAPH_FORMATS.get(fmt)
     if parser is None:
         raise RdfSyntaxError(f"cannot read RDF in the format {fmt!r}")
-    return data, parser, base
+    return data, getattr(_oxigraph().RdfFormat, parser), base
 
 
 def _quads(data: bytes, parser: ox.RdfFormat, base: str | None) -> Iterator[ox.Quad]:
     """Oxigraph's quads; blank nodes renamed, so that two documents (or two
     loads of one) never share a blank node, as RDF merging requires."""
     try:
-        yield from ox.parse(data, parser, base_iri=base, rename_blank_nodes=True)
+        yield from _oxigraph().parse(data, parser, base_iri=base, rename_blank_nodes=True)
     except SyntaxError as exc:
         raise RdfSyntaxError(exc.msg) from None
 
@@ -107,6 +116,7 @@ def canonical_nquads(source: str | Path | bytes, format: str | None = None,
     data, parser, base = _document(source, format, base)
     out = io.BytesIO()
     try:
+        ox = _oxigraph()
         ox.serialize(_quads(data, parser, base), out, ox.RdfFormat.N_QUADS)
     except ValueError as exc:  # a triple term (RDF 1.2) has no place in the store
         if isinstance(exc, RdfSyntaxError):
@@ -117,6 +127,7 @@ def canonical_nquads(source: str | Path | bytes, format: str | None = None,
 
 def from_oxigraph(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> Term:
     """Our term for an Oxigraph term."""
+    ox = _oxigraph()
     cls = term.__class__
     if cls is ox.NamedNode:
         return IRI(term.value)
@@ -133,8 +144,9 @@ def parse_rdf(
     """Quads ``(s, p, o, graph-or-None)`` of a document (file path or bytes)."""
     data, parser, base = _document(source, format, base)
     convert = from_oxigraph
+    default = _oxigraph().DefaultGraph
     for s, p, o, g in _quads(data, parser, base):
-        yield convert(s), convert(p), convert(o), (None if g.__class__ is ox.DefaultGraph else convert(g))
+        yield convert(s), convert(p), convert(o), (None if g.__class__ is default else convert(g))
 
 
 def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str) -> bytes:
@@ -142,7 +154,7 @@ def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str) -
     if format == "nt":
         spell = format_term
         return "".join(f"{spell(s)} {spell(p)} {spell(o)} .\n" for s, p, o in triples).encode()
-    graph = rdflib.Graph()
+    graph = _rdflib().Graph()
     for s, p, o in triples:
         graph.add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))
     return graph.serialize(format=format, encoding="utf-8")

@@ -8,16 +8,19 @@ has one statement a line and one space between terms, and only a literal
 can hold a space or a quote, so the term boundaries of every line are found
 with a few whole-array NumPy searches over the bytes; the separators are
 then dropped in one pass, leaving every term occurrence back to back, and
-Arrow's hash table finds the distinct spellings.
+Arrow's hash table finds the distinct spellings. (Arrow is imported when a
+load first needs it, not by a server that only maps a store.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from engine.rdf.ntriples import canonical, parse_term
 from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value
@@ -50,6 +53,9 @@ def _first_after(sorted_positions: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 def split_nquads(text: bytes) -> SpelledQuads:
     """The statements of canonical N-Quads text, as columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     data = np.frombuffer(text, dtype=np.uint8)
     ends = np.flatnonzero(data == _NEWLINE)
     n = len(ends)
@@ -91,12 +97,16 @@ def arrow_positions(positions: np.ndarray) -> pa.Array:
     """An Arrow int64 array over a NumPy one without a copy (``pa.array``
     would import pandas to ask whether the input is a pandas series: 40 MB
     of a server's memory for nothing)."""
+    import pyarrow as pa
+
     positions = np.ascontiguousarray(positions, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(positions), [None, pa.py_buffer(positions)])
 
 
 def _arrow_strings(values: list[str]) -> pa.LargeStringArray:
     """An Arrow string array of ``values`` (built from buffers, see above)."""
+    import pyarrow as pa
+
     encoded = [v.encode("utf-8") for v in values]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
@@ -107,6 +117,8 @@ def _arrow_strings(values: list[str]) -> pa.LargeStringArray:
 def _without_empty(terms: pa.LargeStringArray, index: np.ndarray) -> tuple[pa.LargeStringArray, np.ndarray]:
     """Drop the empty spelling (the graph of a default-graph statement): its
     index becomes -1 and the indexes above it move down by one."""
+    import pyarrow.compute as pc
+
     empty = np.flatnonzero(pc.utf8_length(terms).to_numpy() == 0)
     if not len(empty):
         return terms, index
@@ -122,6 +134,9 @@ def _canonical_spellings(terms: pa.LargeStringArray) -> pa.LargeStringArray:
     literals; the store's spelling keeps them raw. Only spellings with a
     backslash can differ, and each is rewritten once (distinct spellings of
     Oxigraph's are distinct terms, so the rewrite cannot merge two)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     odd = pc.match_substring(terms, "\\")
     at = np.flatnonzero(pc.cast(odd, pa.int8()).to_numpy())
     if not len(at):
@@ -140,6 +155,8 @@ _NUMERIC = '"\\^\\^<(' + "|".join(sorted(t.replace(".", "\\.") for t in NUMERIC_
 def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(offsets from 0 as int64, UTF-8 bytes) of an Arrow string array, no copy
     of the bytes and no Python string per value."""
+    import pyarrow as pa
+
     array = array.cast(pa.large_string())
     _, offsets_buf, data_buf = array.buffers()
     offsets = np.frombuffer(offsets_buf, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
@@ -160,6 +177,9 @@ def spelling_numbers(terms: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(positions, values) of the spellings that are valid numeric literals.
     Numeric datatypes are found by one Arrow regex pass; only those terms are
     read one by one (by the XSD rules of ``numeric_value``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     numeric = pc.cast(pc.match_substring_regex(terms, _NUMERIC), pa.int8()).to_numpy()
     at, values = [], []
     for i in np.flatnonzero(numeric).tolist():

@@ -33,9 +33,9 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from engine.rdf import (
     MemoryTermDictionary,
@@ -49,6 +49,9 @@ from engine.rdf import (
 )
 from engine.store.layout import HASH_IDS, STRINGS
 from engine.store.term_hash import hash_strings, term_hash
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: term strings resolved to IDs kept per store (query constants repeat)
 LOOKUP_CACHE = 65536
