@@ -43,15 +43,37 @@ def extend_across_graphs(graph_of: Mapping[A.TriplePattern, Graph], cx: Executio
     the small graph is explored first."""
     patterns = list(graph_of)
     if len(patterns) > 1:
-        def estimate(pattern: A.TriplePattern, bound: set[str], rows: float) -> float:
-            return cx.cost.estimate(graph_of[pattern], pattern, bound, rows)
-
-        patterns = order_patterns(tuple(patterns), estimate, set(solutions.columns))
+        patterns = _ordered(graph_of, cx, solutions)
     for pattern in patterns:
         solutions = extend_with_pattern(solutions, pattern, graph_of[pattern], cx)
         if not solutions.length:
             break
     return solutions if solutions.length else no_solutions(A.BGP(tuple(graph_of)), solutions)
+
+
+#: exploration orders of recent BGPs (see _ordered); cleared when full
+_ORDERS: dict[tuple, list[A.TriplePattern]] = {}
+ORDERS_KEPT = 4096
+
+
+def _ordered(graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
+             solutions: Solutions) -> list[A.TriplePattern]:
+    """The planner's order of the patterns. A repeated query asks again for
+    the same patterns over the same (immutable) graphs with the same bound
+    variables, and gets the same order: it is kept, keyed by the graphs'
+    identity, so a small query does not pay the estimates every time. (An
+    order only decides the work, never the answer.)"""
+    key = (tuple(graph_of), tuple(map(id, graph_of.values())), frozenset(solutions.columns))
+    order = _ORDERS.get(key)
+    if order is None:
+        def estimate(pattern: A.TriplePattern, bound: set[str], rows: float) -> float:
+            return cx.cost.estimate(graph_of[pattern], pattern, bound, rows)
+
+        order = order_patterns(tuple(graph_of), estimate, set(solutions.columns))
+        if len(_ORDERS) >= ORDERS_KEPT:
+            _ORDERS.clear()
+        _ORDERS[key] = order
+    return order
 
 
 def bgp_chunks(node: A.BGP, cx: ExecutionContext) -> Iterator[Solutions]:

@@ -33,20 +33,29 @@ def _current_time() -> Literal:
 class EvalContext:
     """State that must stay fixed for one query (or one update operation).
 
-    Create one per query: ``now`` is read once so every NOW() call agrees,
-    and fresh blank node labels get a query-unique prefix. Call
+    Create one per query: ``now`` is read once (at its first use, as is the
+    query-unique prefix of fresh blank node labels: most queries need
+    neither, and reading the clock and a UUID for each is measurable on a
+    small query) so every NOW() call agrees. Call
     :meth:`new_row` before evaluating the expressions of each solution so that
     ``BNODE("x")`` gives the same node within a row and a new one in the next.
     """
 
     base: str | None = None
-    now: Literal = field(default_factory=_current_time)
     exists: Callable[[Pattern, Mapping[Variable, Term]], bool] | None = None
     #: extension functions by IRI (e.g. C-SPARQL's f:timestamp), given evaluated arguments
     functions: dict[str, Callable[..., Term]] = field(default_factory=dict)
     _row_bnodes: dict[str, BNode] = field(default_factory=dict, repr=False)
-    _bnode_prefix: str = field(default_factory=lambda: "q" + uuid.uuid4().hex[:10], repr=False)
     _counter: itertools.count = field(default_factory=itertools.count, repr=False)
+    _now: Literal | None = field(default=None, repr=False)
+    _bnode_prefix: str | None = field(default=None, repr=False)
+
+    @property
+    def now(self) -> Literal:
+        """The query's NOW(): the time of its first use, the same for every call."""
+        if self._now is None:
+            self._now = _current_time()
+        return self._now
 
     def new_row(self) -> None:
         """Start a new solution: BNODE(label) forgets the labels of the last one."""
@@ -55,6 +64,8 @@ class EvalContext:
 
     def fresh_bnode(self) -> BNode:
         """A blank node never handed out before in this query."""
+        if self._bnode_prefix is None:
+            self._bnode_prefix = "q" + uuid.uuid4().hex[:10]
         return BNode(f"{self._bnode_prefix}n{next(self._counter)}")
 
     def bnode_for(self, label: str) -> BNode:
