@@ -775,6 +775,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--startup-timeout", type=float, default=STARTUP_TIMEOUT_S)
     parser.add_argument("--workdir", type=Path, default=WORKDIR, help="data cache, stores and server logs")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs")
+    parser.add_argument("--heading", default=HEADING,
+                        help="the section of docs/benchmarks.md to rewrite (one per Rivulet set-up)")
     argv = _glued(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
@@ -799,7 +801,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(body)
     if not args.no_write:
-        write_section(HEADING, body)
+        write_section(args.heading, body)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ from endpoint.workers import Workers
 from engine.api import Store
 from engine.sparql.syntax import is_registration
 
+#: GET requests whose reading is kept for the short path
+RECENT_GETS = 1024
+
 
 class SparqlRoute:
     """The handler of ``/sparql`` for one store."""
@@ -44,6 +47,8 @@ class SparqlRoute:
         self.workers = workers
         #: registers a continuous query from its text (a REGISTER ... "update")
         self.register = register
+        #: (query string, Host, scheme) -> the GET's operation and base IRI (see _read_get)
+        self._recent_gets: dict[tuple, tuple[Operation | None, str]] = {}
 
     async def handle(self, request: Request) -> Response:
         operation = await read_operation(request)
@@ -75,10 +80,10 @@ class SparqlRoute:
         changes nothing, so running it again there is safe. This path skips
         the middleware stack, the router and every thread hop."""
         try:
-            operation = operation_from_params(request.query_params.multi_items(), None)
+            operation, base = self._read_get(request)
             if operation is None or operation.kind != "query" or operation.graphs is not None:
                 return None
-            plan = self.store.cached_plan(operation.text, endpoint_url(request))
+            plan = self.store.cached_plan(operation.text, base)
             if plan is None or plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(plan):
                 return None
             offer = pick_offer(request, offers_for(plan.form), operation.format)
@@ -88,6 +93,20 @@ class SparqlRoute:
             return small_query_response(result, offer)
         except Exception:  # the whole path answers it, errors included
             return None
+
+    def _read_get(self, request: Request) -> tuple[Operation | None, str]:
+        """The operation of a GET and the endpoint's URL (the base IRI), kept
+        per query string and host: decoding a long percent-encoded query
+        costs more than the rest of the short path."""
+        scope = request.scope
+        key = (scope["query_string"], request.headers.get("host"), scope.get("scheme"))
+        found = self._recent_gets.get(key)
+        if found is None:
+            found = (operation_from_params(request.query_params.multi_items(), None), endpoint_url(request))
+            if len(self._recent_gets) >= RECENT_GETS:
+                self._recent_gets.clear()
+            self._recent_gets[key] = found
+        return found
 
     async def _update(self, request: Request, operation: Operation) -> Response:
         require_write(request, self.settings)
