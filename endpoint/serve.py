@@ -72,13 +72,15 @@ def data_files(args: argparse.Namespace) -> list[Path]:
     return [Path(name) for name in args.data] + ([DEMO_DATA] if args.demo else [])
 
 
-def build_store(args: argparse.Namespace) -> Store:
-    """The store the options describe: --store opened, and --data (and
-    --demo) loaded into it; without --store the files are loaded into a
-    temporary store directory by a child process (see the module docstring)."""
+def build_store(args: argparse.Namespace) -> tuple[Store, Path | None]:
+    """The store the options describe, and the store directory it maps (if
+    any): --store opened, and --data (and --demo) loaded into it; without
+    --store the files are loaded into a temporary store directory by a child
+    process (see the module docstring)."""
     files = data_files(args)
-    if args.store:
-        store = Store.open(args.store)
+    directory = Path(args.store) if args.store else None
+    if directory is not None:
+        store = Store.open(directory)
         for path in files:
             count = store.load(path)
             log.info("loaded %d triples from %s", count, path)
@@ -86,7 +88,6 @@ def build_store(args: argparse.Namespace) -> Store:
         directory = Path(tempfile.mkdtemp(prefix="rivulet-store-")) / "store"
         atexit.register(shutil.rmtree, directory.parent, True)
         load_in_child(files, directory)
-        args.store = str(directory)
         store = Store.open(directory)
     else:
         store = Store()
@@ -95,7 +96,7 @@ def build_store(args: argparse.Namespace) -> Store:
         if not sep or not iri or not url:
             raise SystemExit(f"--service-alias expects IRI=URL, got {alias!r}")
         store.service_endpoints[iri] = url
-    return store
+    return store, directory
 
 
 def load_in_child(files: list[Path], directory: Path) -> None:
@@ -155,15 +156,20 @@ def run(args: argparse.Namespace) -> int:
     if args.processes > 1 and not args.read_only:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "
                          "continuous queries live in one process)")
-    store = build_store(args)
+    if args.processes > 1 and args.store and data_files(args):
+        raise SystemExit("rivulet serve: with --processes above 1, give either --store or --data: files "
+                         "added to an opened store live in one process's memory")
+    store, directory = build_store(args)
     host = f"[{args.host}]" if ":" in args.host else args.host
     base = f"http://{host}:{args.port}"
     print(f"Rivulet: {len(store)} triples; console at {base}/ ; SPARQL endpoint {base}/sparql "
           f"(graph store /store, streams /streams, continuous queries /queries)", flush=True)
     common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log}
     if args.processes > 1:
+        if directory is None:
+            raise SystemExit("rivulet serve: --processes above 1 needs data (--data, --demo or --store)")
         os.environ[WORKER_CONFIG] = json.dumps({
-            "store": args.store, "settings": asdict(settings),
+            "store": str(directory), "settings": asdict(settings),
             "service_endpoints": dict(store.service_endpoints)})
         uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes, **common)
         return 0

@@ -40,7 +40,7 @@ from engine.sparql.exec import (
 )
 from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import parse_query, parse_update
-from engine.store import DEFAULT_GRAPH, QuadStore
+from engine.store import DEFAULT_GRAPH, QuadStore, triples_by_graph
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
 
@@ -144,19 +144,14 @@ class Store:
         columns of term spellings and encoded in whole-array steps; a large
         load into an empty graph builds the compact CSR arrays directly."""
         quads = split_nquads(canonical_nquads(source, format, base))
-        terms = self._store.terms
-        ids = terms.encode_spellings(quads.terms) if len(quads.terms) else np.zeros(0, np.int64)
-        target = DEFAULT_GRAPH if graph is None else terms.encode(IRI(graph))
-        graph_ids = np.where(quads.g >= 0, ids[np.maximum(quads.g, 0)], target) if len(quads) \
-            else quads.g
-        s, p, o = ids[quads.s], ids[quads.p], ids[quads.o]
+        target = DEFAULT_GRAPH if graph is None else self._store.terms.encode(IRI(graph))
+        by_graph = triples_by_graph(self._store.terms, quads, target)
         txn = self._store.begin()
         try:
             if graph is not None:
                 txn.create(target)
-            for gid in np.unique(graph_ids).tolist():
-                rows = graph_ids == gid
-                txn.load(gid, s[rows], p[rows], o[rows])
+            for gid, (s, p, o) in by_graph.items():
+                txn.load(gid, s, p, o)
         except BaseException:
             self._store.abort(txn)
             raise
@@ -247,15 +242,12 @@ class Store:
 
     def prepare(self, text: str, base: str | None = None) -> A.Query:
         """Parse a query, or take it from the plan cache."""
-        key = (text, base)
-        with self._plans_lock:
-            plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-                return plan
+        plan = self.cached_plan(text, base)
+        if plan is not None:
+            return plan
         plan = parse_query(text, base)
         with self._plans_lock:
-            self._plans[key] = plan
+            self._plans[(text, base)] = plan
             if len(self._plans) > PLAN_CACHE_SIZE:
                 self._plans.popitem(last=False)
         return plan

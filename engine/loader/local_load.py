@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.rdf import canonical_nquads, split_nquads
-from engine.store.compact_dictionary import CompactTermDictionary
+from engine.store import CompactTermDictionary, triples_by_graph
 from engine.store.csr import build_adjacency
 from engine.store.layout import DIRECTIONS, TERMS, Manifest, adjacency_dir
 
@@ -33,15 +33,8 @@ def build_store_directory(files: list[Path], target: Path) -> Manifest:
     terms = CompactTermDictionary()
     columns: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for path in files:
-        quads = split_nquads(canonical_nquads(path))
-        if not len(quads):
-            continue
-        ids = terms.encode_spellings(quads.terms)
-        graph_ids = np.where(quads.g >= 0, ids[np.maximum(quads.g, 0)], 0)
-        s, p, o = ids[quads.s], ids[quads.p], ids[quads.o]
-        for gid in np.unique(graph_ids).tolist():
-            rows = graph_ids == gid
-            columns.setdefault(gid, []).append((s[rows], p[rows], o[rows]))
+        for gid, triples in triples_by_graph(terms, split_nquads(canonical_nquads(path))).items():
+            columns.setdefault(gid, []).append(triples)
     work.mkdir(parents=True)
     terms.arrays.save(work / TERMS)
     counts: dict[str, int] = {}

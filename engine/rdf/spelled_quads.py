@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
 from engine.rdf.ntriples import canonical, parse_term
 from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _NEWLINE, _SPACE, _QUOTE = ord("\n"), ord(" "), ord('"')
 
@@ -45,7 +45,7 @@ class SpelledQuads:
 
 def _first_after(sorted_positions: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The first position in ``sorted_positions`` at or after each ``at``
-    (``len`` of the byte array when there is none)."""
+    (int64's largest value when there is none)."""
     found = np.searchsorted(sorted_positions, at)
     padded = np.append(sorted_positions, np.iinfo(np.int64).max)
     return padded[found]

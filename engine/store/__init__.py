@@ -24,7 +24,7 @@ from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph, Matches
 from engine.store.layered_graph import NO_STREAM, Delta, LayeredGraph
 from engine.store.memory_graph import EMPTY, MemoryGraph, expand_ranges
-from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction
+from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction, triples_by_graph
 from engine.store.timed_triples import TimedTriples, TimeSlice, fingerprints
 from engine.store.union_graph import UnionGraph
 from engine.store.window_graph import WindowGraph
@@ -48,6 +48,7 @@ __all__ = [
     "Snapshot",
     "Transaction",
     "DEFAULT_GRAPH",
+    "triples_by_graph",
     "CompactTermDictionary",
     "open_quad_store",
 ]

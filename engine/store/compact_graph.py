@@ -302,6 +302,13 @@ class CompactGraph(DerivedColumns):
         """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
         return contains_by_match(self, s, p, o)
 
-    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
-        """An in-memory copy with the changes (the base itself is read-only)."""
-        return MemoryGraph(*self._columns, unique=True).with_changes(add, remove)
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> CompactGraph:
+        """A compact copy with the changes (a mapped graph itself is read-only):
+        rebuilt in O(n log n), as an in-memory graph is, and as compact as before."""
+        s, p, o = self._columns
+        if remove is not None and len(remove):
+            keep = ~remove.contains(s, p, o)
+            s, p, o = s[keep], p[keep], o[keep]
+        if add is not None and len(add):
+            s, p, o = np.concatenate([s, add.s]), np.concatenate([p, add.p]), np.concatenate([o, add.o])
+        return CompactGraph.build(s, p, o)

@@ -73,9 +73,10 @@ class Graph(Protocol):
         """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
         ...
 
-    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
-        """A new in-memory graph: this one minus ``remove`` plus ``add`` (copy on
-        write, so readers of this one keep a consistent snapshot)."""
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> Graph:
+        """A new graph: this one minus ``remove`` plus ``add`` (copy on write,
+        so readers of this one keep a consistent snapshot); in memory, and
+        compact when this one is."""
         ...
 
 

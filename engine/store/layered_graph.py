@@ -19,6 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
 from engine.store.union_graph import UnionGraph
@@ -143,11 +144,12 @@ class LayeredGraph(UnionGraph):
         delta_rows = sum(len(d.triples) for d in movable)
         if movable and delta_rows * 4 >= max(len(self.base), 65536):
             base = self.base
-            merged = MemoryGraph(
-                np.concatenate([base.s, *(d.triples.s for d in movable)]),
-                np.concatenate([base.p, *(d.triples.p for d in movable)]),
-                np.concatenate([base.o, *(d.triples.o for d in movable)]),
-            )
+            s, p, o = base.s, base.p, base.o
+            columns = (np.concatenate([s, *(d.triples.s for d in movable)]),
+                       np.concatenate([p, *(d.triples.p for d in movable)]),
+                       np.concatenate([o, *(d.triples.o for d in movable)]))
+            # a compact base stays compact (27 bytes a triple, not up to 96)
+            merged = CompactGraph.build(*columns) if isinstance(base, CompactGraph) else MemoryGraph(*columns)
             return LayeredGraph(merged, tuple(pinned))
         if len(self.deltas) > MAX_DELTAS:
             groups: dict[int, list[Delta]] = {}

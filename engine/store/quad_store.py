@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rdf import TermDictionary
+from engine.rdf import SpelledQuads, TermDictionary
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
@@ -35,6 +35,23 @@ DELTA_MIN = 65536
 #: arrays (a smaller one stays a MemoryGraph: its vertex offsets, one per
 #: term ID in the store, would outweigh its triples)
 COMPACT_MIN = 4096
+
+
+def triples_by_graph(terms: TermDictionary, quads: SpelledQuads, default_graph: int = DEFAULT_GRAPH
+                     ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A bulk load's statements as ID columns per graph ID: each distinct
+    spelling is encoded once, in whole-array steps; statements of the
+    default graph go to ``default_graph``."""
+    if not len(quads):
+        return {}
+    ids = terms.encode_spellings(quads.terms)
+    graph_ids = np.where(quads.g >= 0, ids[np.maximum(quads.g, 0)], default_graph)
+    s, p, o = ids[quads.s], ids[quads.p], ids[quads.o]
+    by_graph = {}
+    for gid in np.unique(graph_ids).tolist():
+        rows = graph_ids == gid
+        by_graph[gid] = (s[rows], p[rows], o[rows])
+    return by_graph
 
 
 @dataclass(frozen=True)

@@ -179,3 +179,20 @@ def test_encoded_ids_round_trip_through_the_compact_dictionary(social):
     assert terms.decode(term_id) == user and terms.encode(user) == term_id
     ids = np.arange(1, len(terms.arrays) + 1)
     assert [terms.lookup(t) for t in terms.decode_many(ids[:500])] == ids[:500].tolist()
+
+
+def test_updates_keep_a_loaded_graph_compact_and_correct(social):
+    store = Store()
+    store.load(social)
+    knows = f"PREFIX sn: <{SN}> SELECT (COUNT(*) AS ?n) WHERE {{ ?a sn:knows ?b }}"
+    before = int(next(store.query(knows).rows())[0].lexical)
+    (someone,) = next(store.query(f"PREFIX sn: <{SN}> SELECT ?a WHERE {{ ?a sn:knows ?b }} LIMIT 1").rows())
+    friends = _oxigraph([social], f"PREFIX sn: <{SN}> SELECT ?b WHERE {{ <{someone.value}> sn:knows ?b }}")
+    store.update(f"PREFIX sn: <{SN}> DELETE WHERE {{ <{someone.value}> sn:knows ?b }}")
+    after = int(next(store.query(knows).rows())[0].lexical)
+    assert before - after == friends.total() > 0
+    assert isinstance(store.quad_store.snapshot().graph(0), CompactGraph)
+    store.update(f"PREFIX sn: <{SN}> INSERT DATA {{ <{someone.value}> sn:knows <{SN}user/8> }}")
+    assert store.query(f"PREFIX sn: <{SN}> ASK {{ <{someone.value}> sn:knows <{SN}user/8> }}").boolean is True
+    store.update("DELETE WHERE { ?s ?p ?o }")
+    assert len(store) == 0 and store.query("ASK { ?s ?p ?o }").boolean is False
