@@ -310,9 +310,14 @@ class CompactTermDictionary:
         return term
 
     def decode_many(self, ids: np.ndarray) -> list[Term | None]:
-        """Terms for a column of IDs."""
+        """Terms for a column of IDs (a result's column: mostly recent terms)."""
+        cached = self._decoded.get
         decode = self.decode
-        return [decode(i) for i in np.asarray(ids).tolist()]
+        out = []
+        for term_id in np.asarray(ids).tolist():
+            term = cached(term_id)
+            out.append(term if term is not None else decode(term_id))
+        return out
 
     # ------------------------------------------------------------ side arrays
     def kinds(self, ids: np.ndarray) -> np.ndarray:

@@ -84,6 +84,12 @@ class Adjacency:
 
     def _neighbours(self, rows: np.ndarray, pairs: np.ndarray):
         po = self.pair_offsets
+        if len(pairs) == 1:  # one vertex and predicate: a slice of the neighbour list
+            pair = int(pairs[0])
+            lo, hi = int(po[pair]), int(po[pair + 1])
+            return np.full(hi - lo, rows[0], dtype=np.int64), \
+                np.full(hi - lo, self.pair_predicates[pair], dtype=np.int64), \
+                self.neighbours[lo:hi].astype(np.int64)
         lo, hi = po[pairs].astype(np.int64), po[pairs + 1].astype(np.int64)
         sub, pos = expand_ranges(lo, hi)
         return rows[sub], self.pair_predicates[pairs[sub]].astype(np.int64), \

@@ -81,7 +81,7 @@ def bgp_chunks(node: A.BGP, cx: ExecutionContext) -> Iterator[Solutions]:
     schedule of :func:`engine.sparql.plan.chunk_bounds`), each extended
     through the other patterns."""
     graph = cx.active
-    first, *rest = order_patterns(node.triples, cx.cost.estimator(graph), set())
+    first, *rest = _ordered(dict.fromkeys(node.triples, graph), cx, Solutions.unit())
     seeds = extend_with_pattern(Solutions.unit(), first, graph, cx)
     for start, stop in chunk_bounds(seeds.length):
         chunk = seeds.take(np.arange(start, stop))
