@@ -28,6 +28,8 @@ def build_store_directory(files: list[Path], target: Path) -> Manifest:
     """Load ``files`` (syntax from each suffix; TriG and N-Quads fill named
     graphs) into a new store directory ``target``. Written beside the target
     and renamed into place, so a failed load leaves nothing behind."""
+    if target.exists():
+        raise FileExistsError(f"{target} exists; a store directory is built new")
     work = target.with_name(target.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     terms = CompactTermDictionary()
@@ -51,6 +53,5 @@ def build_store_directory(files: list[Path], target: Path) -> Manifest:
     manifest = Manifest(triples=sum(counts.values()), terms=len(terms), shards=1, graphs=counts,
                         sources=[str(f) for f in files])
     manifest.write(work)
-    shutil.rmtree(target, ignore_errors=True)
     work.rename(target)
     return manifest
