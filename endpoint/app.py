@@ -15,6 +15,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.routing import Route
 
+from endpoint.body_limit import BodyLimit
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
 from endpoint.errors import error_handlers
@@ -63,7 +64,7 @@ def create_app(
     queries = ContinuousQueryRoutes(streams, settings, workers)
     sparql = SparqlRoute(store, settings, workers, streams.register)
     graphs = GraphStoreRoute(store, settings, workers)
-    middleware = []
+    middleware = [Middleware(BodyLimit, limit=settings.max_body_bytes)]
     if settings.cors_origins:
         middleware.append(Middleware(
             CORSMiddleware,

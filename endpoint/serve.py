@@ -57,6 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="server processes sharing the port and the memory-mapped store (default 1; "
                             "more than one needs --read-only: writes and streams live in one process)")
     serve.add_argument("--access-log", action="store_true", help="log every request (default: off)")
+    serve.add_argument("--max-body", type=float, default=64, metavar="MB",
+                       help="largest request body accepted, in MB (default 64; 413 above it)")
     serve.add_argument("--read-only", action="store_true", help="refuse updates and graph store writes")
     serve.add_argument("--update-token", metavar="TOKEN",
                        help=f"require 'Authorization: Bearer TOKEN' for writes (or set ${TOKEN_VARIABLE})")
@@ -152,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         read_only=args.read_only,
         update_token=args.update_token or os.environ.get(TOKEN_VARIABLE) or None,
         cors_origins=tuple(args.cors),
+        max_body_bytes=int(args.max_body * 2**20),
     )
     if args.processes > 1 and not args.read_only:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "

@@ -22,3 +22,5 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     #: seconds between heartbeat comments on Server-Sent Events streams
     sse_ping: float = 15.0
+    #: largest request body accepted, in bytes (413 above it)
+    max_body_bytes: int = 64 * 2**20

@@ -43,7 +43,12 @@ _IRI_SPECIAL = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 def _unescape_match(m: re.Match[str]) -> str:
     hex_digits = m.group(1) or m.group(2)
     if hex_digits:
-        return chr(int(hex_digits, 16))
+        code = int(hex_digits, 16)
+        # RDF strings are sequences of Unicode scalar values: a lone surrogate
+        # would be stored and then break every answer that writes it as UTF-8
+        if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+            raise ValueError(f"{m.group()} is not a Unicode scalar value")
+        return chr(code)
     char = _ECHAR.get(m.group(3))
     if char is None:
         raise ValueError(f"bad escape \\{m.group(3)}")

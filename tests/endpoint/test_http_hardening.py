@@ -96,3 +96,63 @@ def test_unregistering_ends_the_event_streams(url):
     assert httpx.delete(f"{url}/queries/c").status_code == 204
     reader._thread.join(timeout=10)
     assert not reader._thread.is_alive()
+
+
+DEEP_PARENS = "(" * 300 + "1" + ")" * 300
+
+
+@pytest.mark.parametrize("field, text", [
+    ("query", "SELECT * { " + "{" * 500 + "}" * 500 + " }"),
+    ("query", f"SELECT * {{ ?s ?p ?o FILTER({DEEP_PARENS}) }}"),
+    ("query", "ASK { FILTER(" + "!" * 500 + "true) }"),
+    ("update", f"INSERT {{ <{EX}x> <{EX}p> ?v }} WHERE {{ BIND({DEEP_PARENS} AS ?v) }}"),
+])
+def test_deep_nesting_is_a_400_with_its_position(url, field, text):
+    """A few hundred brackets used to overflow the recursive parser: 500 and a traceback."""
+    response = httpx.post(f"{url}/sparql", data={field: text})
+    assert response.status_code == 400, response.text
+    assert "nested more than 64 levels" in response.text and "line 1, column" in response.text
+    assert triples(url) == 2
+
+
+def test_a_deeply_nested_registration_is_a_400(url):
+    register = (f"REGISTER QUERY deep AS SELECT * FROM STREAM <{EX}s> [RANGE 1s STEP 1s] "
+                f"WHERE {{ ?s ?p ?o FILTER({DEEP_PARENS}) }}")
+    response = httpx.post(f"{url}/queries", content=register,
+                          headers={"Content-Type": "application/sparql-query"})
+    assert response.status_code == 400 and "nested more than" in response.text
+    assert httpx.get(f"{url}/queries").json()["queries"] == []
+
+
+@pytest.mark.parametrize("escape", ["\\uD800", "\\uDFFF", "\\U00110000"])
+def test_escapes_that_are_not_unicode_scalar_values_are_refused(url, escape):
+    """A lone surrogate used to be stored, and then broke every answer that wrote it."""
+    line = f'<{EX}a> <{EX}p> "x{escape}" .\n'
+    upload = httpx.post(f"{url}/store", params={"graph": f"{EX}up"}, content=line,
+                        headers={"Content-Type": "application/n-triples"})
+    assert upload.status_code == 400
+    register_counter(url)
+    item = httpx.post(f"{url}/streams/s", content="100 " + line,
+                      headers={"Content-Type": "application/x-timestamped-ntriples"})
+    assert item.status_code == 400 and "Unicode scalar value" in item.text
+    assert triples(url) == 2
+
+
+def test_bodies_over_the_limit_are_413_and_change_nothing(serve):
+    store = Store()
+    url = serve(store, max_body_bytes=1000)
+    big = f'<{EX}a> <{EX}p> "{"x" * 2000}" .\n'.encode()
+    declared = httpx.put(f"{url}/store", params={"graph": f"{EX}g"}, content=big,
+                         headers={"Content-Type": "application/n-triples"})
+    assert declared.status_code == 413 and "limit of 1,000 bytes" in declared.text
+
+    def chunks():  # no Content-Length: counted as it arrives
+        for _ in range(10):
+            yield b"# padding " + b"x" * 190 + b"\n"
+
+    streamed = httpx.post(f"{url}/sparql", content=chunks(),
+                          headers={"Content-Type": "application/sparql-update"})
+    assert streamed.status_code == 413
+    small = httpx.post(f"{url}/sparql", data={"update": f"INSERT DATA {{ <{EX}a> <{EX}p> 1 }}"})
+    assert small.status_code == 204
+    assert len(store) == 1

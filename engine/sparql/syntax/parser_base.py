@@ -39,6 +39,36 @@ BLANKS_AS_VARS = 0  # query patterns: non-distinguished variables
 BLANKS_AS_NODES = 1  # CONSTRUCT / INSERT templates and INSERT DATA
 BLANKS_FORBIDDEN = 2  # DELETE templates, DELETE DATA, DELETE WHERE
 
+#: deepest nesting of brackets, braces and prefix operators a request may
+#: have. The parser is recursive descent (an expression in parentheses is
+#: about ten Python frames deep) and so is the executor: without a bound, a
+#: few hundred parentheses would overflow Python's stack. Real queries stay
+#: far below it.
+MAX_NESTING = 64
+_OPENING = frozenset("{([")
+_CLOSING = frozenset("})]")
+_PREFIX_OPERATORS = frozenset("!-+^")
+
+
+def check_nesting(text: str, tokens: list[Token]) -> None:
+    """Refuse ``text`` at the first token that nests deeper than
+    :data:`MAX_NESTING` (a run of prefix operators counts as nesting)."""
+    depth = run = 0
+    for kind, _, start, _ in tokens:
+        if kind in _OPENING:
+            depth += 1
+            run = 0
+        elif kind in _CLOSING:
+            depth -= 1
+            run = 0
+        elif kind in _PREFIX_OPERATORS:
+            run += 1
+        else:
+            run = 0
+        if depth + run > MAX_NESTING:
+            raise error_at(text, start, f"nested more than {MAX_NESTING} levels deep (brackets, braces "
+                                        "or prefix operators); the server refuses deeper requests")
+
 
 class ParserBase:
     """Token cursor, prologue and term parsing shared by all parser layers."""
@@ -46,6 +76,7 @@ class ParserBase:
     def __init__(self, text: str, base: str | None) -> None:
         self.text = unescape_codepoints(text)
         self.toks: list[Token] = tokenize(self.text)
+        check_nesting(self.text, self.toks)
         self.i = 0
         self.tok: Token = self.toks[0]
         self.base = base
