@@ -36,19 +36,33 @@ class BatchFormatError(StreamError):
         self.line = line
 
 
+#: timestamps the streams take: the years 1 to 9999 (xsd:dateTime's usual
+#: range), in milliseconds since the epoch; anything outside is refused, so
+#: that window arithmetic never leaves 64-bit integers
+EARLIEST_MS = -62_135_596_800_000
+LATEST_MS = 253_402_300_799_999
+
+
 def parse_timestamp(text: str) -> int:
-    """Milliseconds since the epoch from an integer or an xsd:dateTime."""
+    """Milliseconds since the epoch from an integer or an xsd:dateTime,
+    between :data:`EARLIEST_MS` and :data:`LATEST_MS`."""
     text = text.strip()
     if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise ValueError(f"not a timestamp (milliseconds or xsd:dateTime): {text!r}") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    # integer arithmetic: float seconds * 1000 can land 1 ms early
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
+        if len(text) > 16:  # refused before Python converts a long number
+            raise ValueError(f"timestamp out of range (years 1 to 9999): {text[:20]!r}...")
+        ms = int(text)
+    else:
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"not a timestamp (milliseconds or xsd:dateTime): {text[:60]!r}") from exc
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        # integer arithmetic: float seconds * 1000 can land 1 ms early
+        ms = (moment - _EPOCH) // timedelta(milliseconds=1)
+    if not EARLIEST_MS <= ms <= LATEST_MS:
+        raise ValueError(f"timestamp out of range (years 1 to 9999): {ms}")
+    return ms
 
 
 def parse_batch(text: str) -> list[tuple[int, list]]:

@@ -156,3 +156,48 @@ def test_bodies_over_the_limit_are_413_and_change_nothing(serve):
     small = httpx.post(f"{url}/sparql", data={"update": f"INSERT DATA {{ <{EX}a> <{EX}p> 1 }}"})
     assert small.status_code == 204
     assert len(store) == 1
+
+
+def test_iri_of_a_string_that_is_not_an_iri_is_unbound_and_never_stored(url):
+    smuggle = f'INSERT {{ ?x <{EX}p> <{EX}o> }} WHERE {{ BIND(IRI("{EX}a> <{EX}evil> <{EX}x") AS ?x) }}'
+    assert httpx.post(f"{url}/sparql", data={"update": smuggle}).status_code == 204
+    assert triples(url) == 2
+    answer = httpx.get(f"{url}/sparql", params={"query": 'SELECT (IRI("a b") AS ?i) WHERE {}'},
+                       headers={"Accept": "application/sparql-results+json"})
+    assert answer.status_code == 200 and answer.json()["results"]["bindings"] == [{}]
+
+
+HUGE = "9" * 4500
+
+
+def test_numbers_past_pythons_digit_limit_are_refused_or_not_numbers(url):
+    limit = httpx.get(f"{url}/sparql", params={"query": f"SELECT * WHERE {{}} LIMIT {HUGE}"})
+    assert limit.status_code == 400 and "at most" in limit.text
+    stored = httpx.post(f"{url}/sparql", data={
+        "update": f'INSERT DATA {{ <{EX}b> <{EX}n> "{HUGE}"^^<http://www.w3.org/2001/XMLSchema#integer> }}'})
+    assert stored.status_code == 204
+    for query in (f"SELECT (SUM(?n) AS ?s) (MAX(?n) AS ?m) WHERE {{ ?b <{EX}n> ?n }}",
+                  f"SELECT ?n WHERE {{ ?b <{EX}n> ?n }} ORDER BY ?n",
+                  f"SELECT (?n * ?n AS ?sq) WHERE {{ ?b <{EX}n> ?n }}"):
+        answer = httpx.get(f"{url}/sparql", params={"query": query},
+                           headers={"Accept": "application/sparql-results+json"})
+        assert answer.status_code == 200, (query, answer.text)
+
+
+@pytest.mark.parametrize("timestamp", ["100000000000000000000000", "-9223372036854775808", "9" * 5000,
+                                       "10000-01-01T00:00:00Z"])
+def test_timestamps_outside_years_1_to_9999_are_refused(url, timestamp):
+    register_counter(url)
+    heartbeat = httpx.post(f"{url}/streams/s", headers={"X-Timestamp": timestamp})
+    assert heartbeat.status_code == 400 and ("out of range" in heartbeat.text or "not a timestamp"
+                                             in heartbeat.text)
+    post(url, f"100 <{EX}a> <{EX}p> \"1\" .\n2000")  # the stream still takes items
+
+
+def test_a_window_size_past_the_digit_limit_is_a_400(url):
+    assert httpx.put(f"{url}/streams/s", json={"iri": f"{EX}s"}).status_code == 201
+    register = (f"REGISTER QUERY w AS SELECT * FROM STREAM <{EX}s> [RANGE {HUGE}ms STEP 1s] "
+                "WHERE { ?s ?p ?o }")
+    response = httpx.post(f"{url}/queries", content=register,
+                          headers={"Content-Type": "application/sparql-query"})
+    assert response.status_code == 400 and "at most" in response.text

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from urllib.parse import quote
 
-from engine.rdf import IRI, RDF_LANGSTRING, XSD_DECIMAL, BNode, Literal, Term, resolve_iri
+from engine.rdf import IRI, RDF_LANGSTRING, XSD_DECIMAL, BNode, Literal, Term, iri_problem, resolve_iri
 from engine.sparql.expr.context import EvalContext, ExprError
 from engine.sparql.expr.operators import number_of
 from engine.sparql.expr.xpath_regex import compile_regex, xpath_replace
@@ -100,8 +100,13 @@ def _datatype(ctx: EvalContext, term: Term) -> IRI:
 def _iri(ctx: EvalContext, term: Term) -> IRI:
     if term.__class__ is IRI:
         return term  # type: ignore[return-value]
-    text = simple_arg(term)
-    return IRI(resolve_iri(text, ctx.base))
+    value = resolve_iri(simple_arg(term), ctx.base)
+    # an IRI with a space, '>' or a quote would be stored as given and then
+    # break (or inject statements into) every N-Triples and Turtle answer
+    problem = iri_problem(value)
+    if problem:
+        raise ExprError(f"IRI() of a string that is not an IRI: {problem}")
+    return IRI(value)
 
 
 def _bnode(ctx: EvalContext, label: Term | None = None) -> BNode:

@@ -30,6 +30,7 @@ from engine.rdf import (
     XSD_INTEGER,
     Literal,
 )
+from engine.sparql.expr.context import ExprError
 
 INTEGER, DECIMAL, FLOAT, DOUBLE = 0, 1, 2, 3
 
@@ -68,11 +69,21 @@ def to_float32(value: float) -> float:
         return float("inf") if value > 0 else float("-inf")
 
 
+#: the longest integer (in digits) the engine computes with: Python refuses
+#: to convert longer ones between text and numbers (a guard against
+#: quadratic work), so a longer xsd:integer is not a number to the engine
+#: (its comparisons and arithmetic are type errors) and no result is made longer
+MAX_INTEGER_DIGITS = 4000
+
+
 def parse_number(lexical: str, rank: int) -> Number | None:
-    """The value of ``lexical`` in the lexical space of ``rank`` (None if invalid)."""
+    """The value of ``lexical`` in the lexical space of ``rank`` (None if
+    invalid, or an integer of more than :data:`MAX_INTEGER_DIGITS` digits)."""
     text = lexical.strip()
     if rank == INTEGER:
-        return int(text) if INTEGER_FORM.fullmatch(text) else None
+        if len(text) > MAX_INTEGER_DIGITS + 1 or not INTEGER_FORM.fullmatch(text):
+            return None
+        return int(text)
     if rank == DECIMAL:
         return Decimal(text) if DECIMAL_FORM.fullmatch(text) else None
     if not DOUBLE_FORM.fullmatch(text):
@@ -185,7 +196,7 @@ def format_double(value: float, single: bool = False) -> str:
 def number_literal(value: Number, rank: int) -> Literal:
     """A literal of the base type for ``rank`` holding ``value``."""
     if rank == INTEGER:
-        return Literal(str(value), XSD_INTEGER)
+        return integer_literal(value)  # type: ignore[arg-type]
     if rank == DECIMAL:
         return Literal(format_decimal(value), XSD_DECIMAL)  # type: ignore[arg-type]
     if rank == FLOAT:
@@ -194,6 +205,9 @@ def number_literal(value: Number, rank: int) -> Literal:
 
 
 def integer_literal(value: int) -> Literal:
+    """An xsd:integer; an expression error past :data:`MAX_INTEGER_DIGITS`."""
+    if value.bit_length() > MAX_INTEGER_DIGITS * 10 // 3:  # 10 bits hold 3 digits
+        raise ExprError(f"an integer of more than {MAX_INTEGER_DIGITS} digits")
     return Literal(str(value), XSD_INTEGER)
 
 

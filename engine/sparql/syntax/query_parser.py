@@ -80,6 +80,10 @@ class _SelectItem:
     tok: Token
 
 
+#: the largest LIMIT or OFFSET (a signed 64-bit integer)
+MAX_SLICE = 2**63 - 1
+
+
 class QueryParser(GraphPatternParser):
     """SELECT, CONSTRUCT, ASK and DESCRIBE queries and sub-SELECTs."""
 
@@ -314,7 +318,13 @@ class QueryParser(GraphPatternParser):
         return mods
 
     def _integer(self) -> int:
-        return int(self.expect("int", "an integer")[1])  # type: ignore[arg-type]
+        """A LIMIT or OFFSET: at most 2^63 - 1 (a longer number is refused
+        before Python is asked to convert it)."""
+        tok = self.expect("int", "an integer")
+        digits = str(tok[1]).lstrip("+")
+        if len(digits) > 19 or int(digits) > MAX_SLICE:
+            raise self.error(f"LIMIT and OFFSET are at most {MAX_SLICE}", tok)
+        return int(digits)
 
     def _group_condition(self) -> tuple[Expr, Variable | None] | None:
         kind = self.tok[0]

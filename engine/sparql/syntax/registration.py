@@ -217,6 +217,8 @@ class RegistrationParser(QueryParser):
 
     def _count(self) -> int:
         tok = self.expect("int", "a number of triples")
+        if len(str(tok[1])) > 12:
+            raise self.error("a count window holds at most 10^12 triples", tok)
         count = int(tok[1])  # type: ignore[arg-type]
         if count <= 0:
             raise self.error("a count window needs at least one triple", tok)
@@ -231,6 +233,8 @@ class RegistrationParser(QueryParser):
             number, unit = self._span(_CSPARQL_SPAN, _DURATION).groups()
             if "." in number:
                 raise self.error(f"window sizes are whole numbers of a unit, not {number!r}", tok)
+            if len(number) > 15:
+                raise self.error("a window size or step is at most 10^15 of its unit", tok)
             ms = Decimal(int(number) * _UNIT_MS[unit.lower()])
         if ms <= 0:
             raise self.error("a window size or step must be greater than zero", tok)
