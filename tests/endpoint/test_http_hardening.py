@@ -201,3 +201,31 @@ def test_a_window_size_past_the_digit_limit_is_a_400(url):
     response = httpx.post(f"{url}/queries", content=register,
                           headers={"Content-Type": "application/sparql-query"})
     assert response.status_code == 400 and "at most" in response.text
+
+
+@pytest.mark.parametrize("path, body, content_type", [
+    ("/sparql", "update=DROP ALL", "application/x-www-form-urlencoded"),
+    ("/queries", "REGISTER QUERY x AS SELECT * WHERE { ?s ?p ?o }", "text/plain"),
+    ("/streams/forged", "", "text/plain"),
+])
+def test_browsers_cannot_write_from_another_site(url, path, body, content_type):
+    """Forms and text/plain POSTs need no preflight: a page elsewhere could
+    make a visitor's browser write to a server without a token."""
+    forged = {"Content-Type": content_type, "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    response = httpx.post(f"{url}{path}", content=body, headers=forged)
+    assert response.status_code == 403 and "another site (http://evil.example)" in response.text
+    assert triples(url) == 2
+    assert httpx.get(f"{url}/queries").json()["queries"] == []
+    assert httpx.get(f"{url}/streams").json()["streams"] == []
+
+
+def test_same_origin_pages_and_non_browser_clients_still_write(url, serve):
+    update = {"update": f"INSERT DATA {{ <{EX}c> <{EX}p> 3 }}"}
+    own = {"Origin": url, "Sec-Fetch-Site": "same-origin"}
+    assert httpx.post(f"{url}/sparql", data=update, headers=own).status_code == 204
+    curl_like = httpx.post(f"{url}/sparql", data={"update": f"INSERT DATA {{ <{EX}d> <{EX}p> 4 }}"})
+    assert curl_like.status_code == 204
+    assert triples(url) == 4
+    allowed = serve(Store(), cors_origins=("http://app.example",))
+    from_app = {"Origin": "http://app.example", "Sec-Fetch-Site": "cross-site"}
+    assert httpx.post(f"{allowed}/sparql", data=update, headers=from_app).status_code == 204
