@@ -18,6 +18,7 @@ job.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,7 +96,49 @@ def _document(source: str | Path | bytes, format: str | None, base: str | None
     parser = _OXIGRAPH_FORMATS.get(fmt)
     if parser is None:
         raise RdfSyntaxError(f"cannot read RDF in the format {fmt!r}")
+    if fmt == "xml":
+        _check_entity_growth(data)
     return data, getattr(_oxigraph().RdfFormat, parser), base
+
+
+#: an RDF/XML document may grow by its internal entities to at most this
+#: many bytes plus 16 times its own size (OWL files abbreviate namespaces
+#: with entities; a "billion laughs" of 700 bytes would grow to gigabytes)
+ENTITY_GROWTH_ALLOWANCE = 1 << 20
+_ENTITY = re.compile(rb"<!ENTITY\s+(%\s+)?([^\s%;&]+)\s+(?:\"([^\"]*)\"|'([^']*)')", re.S)
+_REFERENCE = re.compile(rb"&([^\s&;#]+);")
+
+
+def _check_entity_growth(data: bytes) -> None:
+    """Refuse an RDF/XML document whose internal entities would expand it
+    beyond the allowance, before a parser expands them."""
+    if b"<!ENTITY" not in data:
+        return
+    declarations = list(_ENTITY.finditer(data))
+    if any(m.group(1) for m in declarations):
+        raise RdfSyntaxError("RDF/XML with parameter entities is not accepted")
+    values = {m.group(2): m.group(3) if m.group(3) is not None else m.group(4) for m in declarations}
+    sizes: dict[bytes, int] = {}
+
+    def size(name: bytes, seen: frozenset[bytes]) -> int:
+        if name in sizes:
+            return sizes[name]
+        if name in seen:
+            raise RdfSyntaxError(f"RDF/XML entity {name.decode(errors='replace')!r} refers to itself")
+        value = values.get(name)
+        if value is None:
+            return len(name) + 2
+        total = len(value) + sum(size(ref, seen | {name}) - len(ref) - 2
+                                 for ref in _REFERENCE.findall(value))
+        sizes[name] = total
+        return total
+
+    # references are counted in the whole document, declarations included:
+    # an overestimate, never an underestimate (where the DTD ends is not looked for)
+    grown = sum(size(ref, frozenset()) for ref in _REFERENCE.findall(data) if ref in values)
+    if grown > ENTITY_GROWTH_ALLOWANCE + 16 * len(data):
+        raise RdfSyntaxError(f"RDF/XML entities would expand this {len(data):,}-byte document to "
+                             f"{grown:,} bytes; refused")
 
 
 def _quads(data: bytes, parser: ox.RdfFormat, base: str | None) -> Iterator[ox.Quad]:

@@ -229,3 +229,31 @@ def test_same_origin_pages_and_non_browser_clients_still_write(url, serve):
     allowed = serve(Store(), cors_origins=("http://app.example",))
     from_app = {"Origin": "http://app.example", "Sec-Fetch-Site": "cross-site"}
     assert httpx.post(f"{allowed}/sparql", data=update, headers=from_app).status_code == 204
+
+
+LAUGHS = "".join(f'<!ENTITY {b} "{("&" + a + ";") * 16}">\n' for a, b in zip("abcdef", "bcdefg"))
+BILLION_LAUGHS = f"""<?xml version="1.0"?>
+<!DOCTYPE rdf:RDF [
+<!ENTITY a "{"a" * 55}">
+{LAUGHS}]>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="{EX}">
+ <rdf:Description rdf:about="{EX}a"><ex:p>&g;</ex:p></rdf:Description>
+</rdf:RDF>
+"""
+OWL_STYLE = f"""<?xml version="1.0"?>
+<!DOCTYPE rdf:RDF [ <!ENTITY ex "{EX}"> <!ENTITY xsd "http://www.w3.org/2001/XMLSchema#"> ]>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="{EX}">
+ <rdf:Description rdf:about="&ex;owl"><ex:p rdf:datatype="&xsd;integer">5</ex:p></rdf:Description>
+</rdf:RDF>
+"""
+
+
+def test_rdf_xml_entity_expansion_is_refused_before_it_grows(url):
+    """A 700-byte document used to hold a worker for tens of seconds (and ~1 GB)."""
+    response = httpx.put(f"{url}/store", params={"graph": f"{EX}lol"}, content=BILLION_LAUGHS,
+                         headers={"Content-Type": "application/rdf+xml"}, timeout=30)
+    assert response.status_code == 400 and "refused" in response.text
+    assert triples(url) == 2
+    owl = httpx.put(f"{url}/store", params={"graph": f"{EX}owl"}, content=OWL_STYLE,
+                    headers={"Content-Type": "application/rdf+xml"})
+    assert owl.status_code == 201 and triples(url) == 3
