@@ -20,6 +20,7 @@ from endpoint.workers import ClientGone
 from engine.api import QueryCancelled
 from engine.sparql.exec import ServiceError, UpdateError
 from engine.sparql.syntax import SparqlSyntaxError
+from engine.store import RowBudgetExceeded
 from engine.stream import StreamError
 
 #: answer for a client that went away (nginx's code; nobody reads it)
@@ -44,8 +45,12 @@ def error_handlers(query_timeout: float) -> dict[type[Exception], Handler]:
         return _text(503, "query cancelled: it ran longer than the server's time limit of "
                           f"{query_timeout:g} s")
 
+    async def rows_exceeded(request: Request, exc: RowBudgetExceeded) -> Response:
+        return _text(503, f"query cancelled: {exc} (the server's --max-rows); nothing was changed")
+
     return {
         HTTPException: http_error,
+        RowBudgetExceeded: rows_exceeded,
         StreamError: stream_error,
         SparqlSyntaxError: syntax_error,
         UpdateError: update_error,

@@ -59,6 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--access-log", action="store_true", help="log every request (default: off)")
     serve.add_argument("--max-body", type=float, default=64, metavar="MB",
                        help="largest request body accepted, in MB (default 64; 413 above it)")
+    serve.add_argument("--max-rows", type=int, default=10_000_000, metavar="N",
+                       help="most rows one step of a query may produce (default 10,000,000; 503 above "
+                            "it; 0: no limit)")
     serve.add_argument("--read-only", action="store_true", help="refuse updates and graph store writes")
     serve.add_argument("--update-token", metavar="TOKEN",
                        help=f"require 'Authorization: Bearer TOKEN' for writes (or set ${TOKEN_VARIABLE})")
@@ -155,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         update_token=args.update_token or os.environ.get(TOKEN_VARIABLE) or None,
         cors_origins=tuple(args.cors),
         max_body_bytes=int(args.max_body * 2**20),
+        max_rows=args.max_rows or None,
     )
     if args.processes > 1 and not args.read_only:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "

@@ -24,3 +24,5 @@ class Settings:
     sse_ping: float = 15.0
     #: largest request body accepted, in bytes (413 above it)
     max_body_bytes: int = 64 * 2**20
+    #: most rows one step of a query or update may produce (503 above it)
+    max_rows: int | None = 10_000_000

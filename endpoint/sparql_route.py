@@ -67,7 +67,8 @@ class SparqlRoute:
         offer = pick_offer(request, offers_for(plan.form), operation.format)
 
         def run(should_stop):
-            return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop)
+            return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop,
+                                      self.settings.max_rows)
 
         result = await self.workers.run_plan(request, plan, run)
         return await query_response(result, offer, self.workers)
@@ -87,7 +88,9 @@ class SparqlRoute:
             if plan is None or plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(plan):
                 return None
             offer = pick_offer(request, offers_for(plan.form), operation.format)
-            result = self.workers.run_inline(plan, lambda stop: self.store.execute(plan, should_stop=stop))
+            limit = self.settings.max_rows
+            result = self.workers.run_inline(
+                plan, lambda stop: self.store.execute(plan, should_stop=stop, max_rows=limit))
             if result is None or len(result) > INLINE_ROWS:
                 return None
             return small_query_response(result, offer)
@@ -119,7 +122,8 @@ class SparqlRoute:
         return Response(status_code=204)
 
     def _apply_update(self, operation: Operation, base: str) -> None:
-        self.store.update(operation.text, base, operation.graphs, operation.named_graphs, local_files=False)
+        self.store.update(operation.text, base, operation.graphs, operation.named_graphs, local_files=False,
+                          max_rows=self.settings.max_rows)
 
     async def _describe(self, request: Request) -> Response:
         offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))

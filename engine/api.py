@@ -40,7 +40,7 @@ from engine.sparql.exec import (
 )
 from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import parse_query, parse_update
-from engine.store import DEFAULT_GRAPH, QuadStore, triples_by_graph
+from engine.store import DEFAULT_GRAPH, QuadStore, row_budget, triples_by_graph
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
 
@@ -263,7 +263,16 @@ class Store:
 
     def execute(self, query: A.Query, default_graphs: list[str] | None = None,
                 named_graphs: list[str] | None = None,
-                should_stop: Callable[[], bool] | None = None) -> QueryResult:
+                should_stop: Callable[[], bool] | None = None,
+                max_rows: int | None = None) -> QueryResult:
+        """Run a parsed query. ``max_rows`` bounds every step (a pattern's
+        matches, a join, a product): a query that would exceed it raises
+        :class:`engine.store.RowBudgetExceeded` and its memory is freed."""
+        with row_budget(max_rows):
+            return self._execute(query, default_graphs, named_graphs, should_stop)
+
+    def _execute(self, query: A.Query, default_graphs: list[str] | None,
+                 named_graphs: list[str] | None, should_stop: Callable[[], bool] | None) -> QueryResult:
         terms = QueryTerms(self._store.terms)
         snapshot = self._store.snapshot()
         if default_graphs is not None or named_graphs is not None:
@@ -286,7 +295,8 @@ class Store:
 
     # ---------------------------------------------------------------- update
     def update(self, text: str, base: str | None = None, using_graphs: list[str] | None = None,
-               using_named_graphs: list[str] | None = None, local_files: bool = True) -> None:
+               using_named_graphs: list[str] | None = None, local_files: bool = True,
+               max_rows: int | None = None) -> None:
         """Apply a SPARQL Update request atomically: all operations or none.
 
         ``using_graphs``/``using_named_graphs`` are the protocol's
@@ -297,7 +307,8 @@ class Store:
 
         Documents named by LOAD are fetched before the store is locked (a slow
         server must not hold up other writers). ``local_files=False`` refuses
-        ``file:`` IRIs: an HTTP client must not read the server's disk."""
+        ``file:`` IRIs: an HTTP client must not read the server's disk.
+        ``max_rows`` bounds every step of the WHERE clauses, as for queries."""
         request = parse_update(text, base)
         if using_graphs is not None or using_named_graphs is not None:
             request = _with_protocol_dataset(request, using_graphs or [], using_named_graphs or [])
@@ -305,7 +316,8 @@ class Store:
         txn = self._store.begin()
         try:
             runner = UpdateRunner(txn, documents, lambda: EvalContext(base=request.base), self._service)
-            runner.run(request)
+            with row_budget(max_rows):
+                runner.run(request)
         except BaseException:
             self._store.abort(txn)
             raise

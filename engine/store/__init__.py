@@ -13,6 +13,7 @@ and transactions, and the on-disk format of a loaded store.
 - :mod:`~engine.store.term_hash`: the 64-bit hash that numbers a loaded store's terms.
 - :mod:`~engine.store.compact_dictionary`: a loaded store's term dictionary, memory-mapped.
 - :mod:`~engine.store.base_store`: opening a loaded store.
+- :mod:`~engine.store.row_budget`: the bound on the rows one step of a query may produce.
 
 The store depends only on :mod:`engine.rdf`; the loader imports the store,
 never the reverse.
@@ -25,6 +26,7 @@ from engine.store.graph import Graph, Matches
 from engine.store.layered_graph import NO_STREAM, Delta, LayeredGraph
 from engine.store.memory_graph import EMPTY, MemoryGraph, expand_ranges
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction, triples_by_graph
+from engine.store.row_budget import RowBudgetExceeded, check_rows, row_budget
 from engine.store.timed_triples import TimedTriples, TimeSlice, fingerprints
 from engine.store.union_graph import UnionGraph
 from engine.store.window_graph import WindowGraph
@@ -49,6 +51,9 @@ __all__ = [
     "Transaction",
     "DEFAULT_GRAPH",
     "triples_by_graph",
+    "RowBudgetExceeded",
+    "check_rows",
+    "row_budget",
     "CompactTermDictionary",
     "open_quad_store",
 ]

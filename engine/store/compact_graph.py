@@ -37,6 +37,7 @@ from engine.store.csr import build_adjacency
 from engine.store.graph import Matches, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
+from engine.store.row_budget import check_rows
 
 
 class Adjacency:
@@ -294,6 +295,7 @@ class CompactGraph(DerivedColumns):
             return rows, ss, pp, o[rows]
         if p is not None:
             return self._out.predicate_edges(p)
+        check_rows(n_rows * len(self))
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(self))
         s_all, p_all, o_all = self._columns
         return rows, np.tile(s_all, n_rows), np.tile(p_all, n_rows), np.tile(o_all, n_rows)

@@ -25,6 +25,7 @@ import numpy as np
 
 from engine.store.graph import Matches, contains_by_match
 from engine.store.key_set import KeySet
+from engine.store.row_budget import check_rows
 
 EMPTY = np.zeros(0, dtype=np.int64)
 #: which rows a read keeps, from the column carried along the sort orders
@@ -42,9 +43,11 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
     ``(row index, position)`` pairs for every position in every range."""
     if len(lo) == 1:  # one bound vertex (a constant): its neighbour list as it is
         start, end = int(lo[0]), max(int(hi[0]), int(lo[0]))
+        check_rows(end - start)
         return np.zeros(end - start, dtype=np.int64), np.arange(start, end, dtype=np.int64)
     counts = np.maximum(hi - lo, 0)
     total = int(counts.sum())
+    check_rows(total)
     rows = np.repeat(np.arange(len(lo), dtype=np.int64), counts)
     if total == 0:
         return rows, EMPTY
@@ -271,6 +274,7 @@ class MemoryGraph:
         if visible is not None:
             keep = visible(self._carried)
             ss, pp, oo = ss[keep], pp[keep], oo[keep]
+        check_rows(n_rows * len(ss))
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(ss))
         tile = np.tile
         return rows, tile(ss, n_rows), tile(pp, n_rows), tile(oo, n_rows)

@@ -257,3 +257,20 @@ def test_rdf_xml_entity_expansion_is_refused_before_it_grows(url):
     owl = httpx.put(f"{url}/store", params={"graph": f"{EX}owl"}, content=OWL_STYLE,
                     headers={"Content-Type": "application/rdf+xml"})
     assert owl.status_code == 201 and triples(url) == 3
+
+
+def test_a_query_over_the_row_limit_is_a_503_and_the_server_stays_responsive(serve):
+    """A cartesian product used to grow the server by gigabytes a second until it died."""
+    store = Store()
+    store.update("INSERT DATA { " + " ".join(f"<{EX}s{i}> <{EX}p> {i} ." for i in range(300)) + " }")
+    url = serve(store, max_rows=10_000)
+    product = "SELECT * { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f }"  # 300^3 = 27 million rows
+    response = httpx.get(f"{url}/sparql", params={"query": product}, timeout=30)
+    assert response.status_code == 503 and "limit is 10,000" in response.text
+    pairs = f"INSERT {{ ?a <{EX}q> ?c }} WHERE {{ ?a ?p ?b . ?c ?q ?d }}"  # 90,000 rows
+    update = httpx.post(f"{url}/sparql", data={"update": pairs})
+    assert update.status_code == 503 and "nothing was changed" in update.text
+    assert len(store) == 300
+    small = httpx.get(f"{url}/sparql", params={"query": f"ASK {{ <{EX}s1> ?p 1 }}"},
+                      headers={"Accept": "application/sparql-results+json"})
+    assert small.status_code == 200 and small.json()["boolean"] is True

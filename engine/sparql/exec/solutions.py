@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.store import EMPTY, expand_ranges
+from engine.store import EMPTY, check_rows, expand_ranges
 
 
 class Solutions:
@@ -73,6 +73,7 @@ def concat(parts: list[Solutions]) -> Solutions:
 
 
 def cross(left: Solutions, right: Solutions) -> Solutions:
+    check_rows(left.length * right.length)
     lidx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
     ridx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
     return merge(left, right, lidx, ridx)
@@ -122,6 +123,7 @@ def join_pairs(left: Solutions, right: Solutions) -> tuple[np.ndarray, np.ndarra
     k shared variables, never a loop over rows."""
     shared = [v for v in left.columns if v in right.columns]
     if not shared:
+        check_rows(left.length * right.length)
         lidx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
         ridx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
         return lidx, ridx
@@ -143,6 +145,7 @@ def join_pairs(left: Solutions, right: Solutions) -> tuple[np.ndarray, np.ndarra
                 lkey, rkey = _factorize([lcols[i][lrows] for i in common], [rcols[i][rrows] for i in common])
                 a, b = _equi_pairs(lkey, rkey)
             else:
+                check_rows(len(lrows) * len(rrows))
                 a = np.repeat(np.arange(len(lrows), dtype=np.int64), len(rrows))
                 b = np.tile(np.arange(len(rrows), dtype=np.int64), len(lrows))
             parts_l.append(lrows[a])

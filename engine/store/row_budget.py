@@ -1,0 +1,45 @@
+"""A bound on the rows one step of a query may produce.
+
+Every expansion of rows (a pattern's matches, a join's pairs, a cartesian
+product) computes how many rows it will make before it allocates them, so
+that count is checked here first: a query whose step would exceed the budget
+stops with :class:`RowBudgetExceeded` instead of taking the server's memory
+(a cartesian product over a million triples grows by gigabytes a second).
+The budget is per query, set by whoever runs it (:func:`row_budget`) in a
+context variable, so the store and executor functions need no extra
+argument; without one there is no bound (the stream engine's windows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_budget: ContextVar[int | None] = ContextVar("row_budget", default=None)
+
+
+class RowBudgetExceeded(Exception):
+    """A step of the query would have produced more rows than allowed."""
+
+    def __init__(self, rows: int, budget: int) -> None:
+        super().__init__(f"a step of the query would hold {rows:,} rows; the limit is {budget:,}")
+        self.rows = rows
+        self.budget = budget
+
+
+def check_rows(rows: int) -> None:
+    """Raise :class:`RowBudgetExceeded` if ``rows`` is over the current budget."""
+    budget = _budget.get()
+    if budget is not None and rows > budget:
+        raise RowBudgetExceeded(rows, budget)
+
+
+@contextmanager
+def row_budget(limit: int | None) -> Iterator[None]:
+    """Bound every step run inside the block to ``limit`` rows (None: no bound)."""
+    token = _budget.set(limit)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
