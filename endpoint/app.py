@@ -25,6 +25,7 @@ from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
 from endpoint.workers import Workers
 from engine.api import Store
+from engine.sparql.exec import OutboundPolicy
 from engine.stream import StreamEngine
 
 GRAPH_STORE_METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
@@ -59,6 +60,8 @@ def create_app(
     answered 405 with an ``Allow`` header by Starlette's router; engine errors
     by the handlers of :mod:`endpoint.errors`."""
     settings = settings or Settings()
+    # a server's clients must not make it call its own network
+    store.outbound_policy = OutboundPolicy.for_server(settings.outbound_allowed, settings.service)
     streams = streams or StreamEngine(store)
     workers = Workers(settings.workers, settings.query_timeout)
     queries = ContinuousQueryRoutes(streams, settings, workers)

@@ -78,8 +78,9 @@ async def update_error(request: Request, exc: UpdateError) -> Response:
 
 
 async def service_error(request: Request, exc: ServiceError) -> Response:
-    """A SERVICE endpoint failed: the gateway's error, not ours."""
-    return _text(502, str(exc))
+    """A SERVICE endpoint failed (502: the gateway's error, not ours), or the
+    server's outbound policy refused the call (403)."""
+    return _text(exc.status, str(exc))
 
 
 async def client_gone(request: Request, exc: ClientGone) -> Response:

@@ -68,7 +68,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow this origin by CORS, '*' for any (repeatable; default: no CORS)")
     serve.add_argument("--service-alias", action="append", default=[], metavar="IRI=URL",
-                       help="send SERVICE <IRI> to URL instead (repeatable)")
+                       help="send SERVICE <IRI> to URL instead (repeatable; its URL may be any address)")
+    serve.add_argument("--outbound-allow", action="append", default=[], metavar="HOST|CIDR",
+                       help="let SERVICE and LOAD call this host or network although it is not a public "
+                            "address (repeatable; loopback, private and link-local are refused otherwise)")
+    serve.add_argument("--no-service", action="store_true", help="refuse every SERVICE call (403)")
     serve.set_defaults(run=run)
 
 
@@ -145,7 +149,9 @@ def worker_app():
     config = json.loads(os.environ[WORKER_CONFIG])
     store = Store.open(config["store"])
     store.service_endpoints.update(config["service_endpoints"])
-    settings = Settings(**{**config["settings"], "cors_origins": tuple(config["settings"]["cors_origins"])})
+    given = config["settings"]
+    settings = Settings(**{**given, "cors_origins": tuple(given["cors_origins"]),
+                           "outbound_allowed": tuple(given["outbound_allowed"])})
     return create_app(store, settings)
 
 
@@ -159,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
         cors_origins=tuple(args.cors),
         max_body_bytes=int(args.max_body * 2**20),
         max_rows=args.max_rows or None,
+        outbound_allowed=tuple(args.outbound_allow),
+        service=not args.no_service,
     )
     if args.processes > 1 and not args.read_only:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "

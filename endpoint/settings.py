@@ -26,3 +26,8 @@ class Settings:
     max_body_bytes: int = 64 * 2**20
     #: most rows one step of a query or update may produce (503 above it)
     max_rows: int | None = 10_000_000
+    #: hosts and networks (CIDR) SERVICE and LOAD may call although they are
+    #: not public addresses (loopback, private, link-local are refused otherwise)
+    outbound_allowed: tuple[str, ...] = ()
+    #: whether SERVICE may call other endpoints at all
+    service: bool = True

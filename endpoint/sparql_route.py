@@ -30,6 +30,7 @@ from endpoint.service_description import describe_service
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.api import Store
+from engine.sparql.exec import DEPTH_HEADER, incoming_depth
 from engine.sparql.syntax import is_registration
 
 #: GET requests whose reading is kept for the short path
@@ -54,9 +55,10 @@ class SparqlRoute:
         operation = await read_operation(request)
         if operation is None:
             return await self._describe(request)
-        if operation.kind == "update":
-            return await self._update(request, operation)
-        return await self._query(request, operation)
+        with incoming_depth(service_depth(request)):
+            if operation.kind == "update":
+                return await self._update(request, operation)
+            return await self._query(request, operation)
 
     async def _query(self, request: Request, operation: Operation) -> Response:
         parsing(request, "query")
@@ -80,6 +82,8 @@ class SparqlRoute:
         whole path (:meth:`handle`), which answers errors properly; a query
         changes nothing, so running it again there is safe. This path skips
         the middleware stack, the router and every thread hop."""
+        if request.headers.get(DEPTH_HEADER):  # a SERVICE call from a server: the whole path
+            return None
         try:
             operation, base = self._read_get(request)
             if operation is None or operation.kind != "query" or operation.graphs is not None:
@@ -129,6 +133,12 @@ class SparqlRoute:
         offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))
         triples = describe_service(endpoint_url(request), self.settings.read_only)
         return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})
+
+
+def service_depth(request: Request) -> int:
+    """How many SERVICE calls through servers led to this request (0: none)."""
+    text = request.headers.get(DEPTH_HEADER, "0")
+    return int(text) if text.isdigit() and len(text) < 4 else 0
 
 
 def endpoint_url(request: Request) -> str:

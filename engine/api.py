@@ -28,6 +28,8 @@ from engine.rdf import IRI, Term, canonical_nquads, guess_format, parse_rdf, rdf
 from engine.sparql import algebra as A
 from engine.sparql.exec import (
     Executor,
+    OutboundPolicy,
+    OutboundRefused,
     QueryCancelled,
     QueryTerms,
     ServiceClient,
@@ -127,6 +129,16 @@ class Store:
     def quad_store(self) -> QuadStore:
         """The ID-level store (for the stream engine, which writes into it)."""
         return self._store
+
+    @property
+    def outbound_policy(self) -> OutboundPolicy:
+        """What SERVICE and LOAD may call (everything, unless a server sets
+        :meth:`OutboundPolicy.for_server`)."""
+        return self._service.policy
+
+    @outbound_policy.setter
+    def outbound_policy(self, policy: OutboundPolicy) -> None:
+        self._service.policy = policy
 
     @property
     def service_client(self) -> ServiceClient:
@@ -312,7 +324,7 @@ class Store:
         request = parse_update(text, base)
         if using_graphs is not None or using_named_graphs is not None:
             request = _with_protocol_dataset(request, using_graphs or [], using_named_graphs or [])
-        documents = _prefetch(request, local_files)
+        documents = _prefetch(request, local_files, self._service.policy)
         txn = self._store.begin()
         try:
             runner = UpdateRunner(txn, documents, lambda: EvalContext(base=request.base), self._service)
@@ -338,14 +350,14 @@ def _with_protocol_dataset(request: A.Update, default: list[str], named: list[st
     return dataclasses.replace(request, operations=tuple(operations))
 
 
-def _prefetch(request: A.Update, local_files: bool) -> Callable[[IRI], list]:
+def _prefetch(request: A.Update, local_files: bool, policy: OutboundPolicy) -> Callable[[IRI], list]:
     """Fetch every LOAD source of the request now; the returned lookup gives
     each one's quads, or raises the error its fetch raised."""
     fetched: dict[IRI, list | Exception] = {}
     for op in request.operations:
         if isinstance(op, A.Load) and op.source not in fetched:
             try:
-                fetched[op.source] = _fetch_document(op.source, local_files)
+                fetched[op.source] = _fetch_document(op.source, local_files, policy)
             except Exception as exc:  # reported (or ignored, SILENT) by the operation itself
                 fetched[op.source] = exc
 
@@ -358,16 +370,25 @@ def _prefetch(request: A.Update, local_files: bool) -> Callable[[IRI], list]:
     return lookup
 
 
-def _fetch_document(source: IRI, local_files: bool = True) -> list:
-    """Read the document LOAD names: a file: IRI (if allowed) or an http(s) URL."""
+def _fetch_document(source: IRI, local_files: bool, policy: OutboundPolicy) -> list:
+    """Read the document LOAD names: a file: IRI (if allowed) or an http(s)
+    URL the outbound policy allows. Redirects are not followed (one could
+    lead to an address the policy refuses)."""
     url = source.value
     parsed = urlparse(url)
     if parsed.scheme == "file":
         if not local_files:
             raise UpdateError("LOAD of file: IRIs is not allowed here")
         return list(parse_rdf(Path(url2pathname(parsed.path)), base=url))
+    try:
+        policy.check(url)
+    except OutboundRefused as exc:
+        raise UpdateError(f"LOAD <{url}> refused by policy: {exc}") from exc
     response = httpx.get(url, headers={"Accept": "text/turtle, application/rdf+xml;q=0.8, */*;q=0.1"},
-                         follow_redirects=True, timeout=30.0)
+                         follow_redirects=False, timeout=30.0)
+    if response.is_redirect:
+        raise UpdateError(f"LOAD <{url}> answered a redirect ({response.status_code}); LOAD does not follow "
+                          "redirects: name the document's own URL")
     response.raise_for_status()
     media = response.headers.get("content-type", "").split(";")[0].strip()
     fmt = rdf_format(media) or guess_format(parsed.path) or "turtle"

@@ -274,3 +274,43 @@ def test_a_query_over_the_row_limit_is_a_503_and_the_server_stays_responsive(ser
     small = httpx.get(f"{url}/sparql", params={"query": f"ASK {{ <{EX}s1> ?p 1 }}"},
                       headers={"Accept": "application/sparql-results+json"})
     assert small.status_code == 200 and small.json()["boolean"] is True
+
+
+@pytest.mark.parametrize("target", ["http://127.0.0.1:9/sparql", "http://10.1.2.3/sparql",
+                                    "http://169.254.169.254/latest", "http://[::1]:9/sparql"])
+def test_service_and_load_do_not_reach_non_public_addresses(url, target):
+    """SERVICE used to reach any address: a reader could scan ports by the error text."""
+    query = httpx.get(f"{url}/sparql", params={"query": f"SELECT * {{ SERVICE <{target}> {{ ?s ?p ?o }} }}"})
+    assert query.status_code == 403 and "refused by policy" in query.text
+    load = httpx.post(f"{url}/sparql", data={"update": f"LOAD <{target}> INTO GRAPH <{EX}x>"})
+    assert load.status_code == 400 and "refused by policy" in load.text
+    assert triples(url) == 2
+
+
+def test_service_to_allowed_servers_and_its_nesting_limit(serve):
+    """An allowed server that calls back through SERVICE stops at the depth limit
+    instead of tying up every worker."""
+    store = Store()
+    store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 1 }}")
+    url = serve(store, outbound_allowed=("127.0.0.0/8",))
+    accept = {"Accept": "application/sparql-results+json"}
+
+    def through(server: str, levels: int) -> str:
+        inner = "?s ?p ?o"
+        for _ in range(levels):
+            inner = f"SERVICE <{server}/sparql> {{ {inner} }}"
+        return f"SELECT * {{ {inner} }}"
+
+    once = httpx.get(f"{url}/sparql", params={"query": through(url, 1)}, headers=accept, timeout=30)
+    assert once.status_code == 200 and len(once.json()["results"]["bindings"]) == 1
+    twice = httpx.get(f"{url}/sparql", params={"query": through(url, 2)}, headers=accept, timeout=30)
+    assert twice.status_code == 200 and len(twice.json()["results"]["bindings"]) == 1
+    # the third server in the chain refuses; the remote's text is not passed on
+    deep = httpx.get(f"{url}/sparql", params={"query": through(url, 3)}, timeout=30)
+    assert deep.status_code == 502 and "failed: HTTP" in deep.text
+    called = httpx.get(f"{url}/sparql", params={"query": through(url, 1)},
+                       headers={"X-Rivulet-Service-Depth": "2"})
+    assert called.status_code == 403 and "nest deeper than 2" in called.text
+    off = serve(Store(), service=False)
+    refused = httpx.get(f"{off}/sparql", params={"query": through(url, 1)})
+    assert refused.status_code == 403 and "turned off" in refused.text

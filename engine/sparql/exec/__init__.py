@@ -10,20 +10,27 @@ cancellation before every operator. Solutions are ID columns
 (:mod:`.solutions`) over the query's terms (:mod:`.query_terms`) and the
 query dataset (:mod:`.dataset`); :mod:`.evaluation` bridges them to the
 expression evaluator. The query forms CONSTRUCT and DESCRIBE (:mod:`.forms`)
-and SPARQL Update (:mod:`.update`) build on the executor.
+and SPARQL Update (:mod:`.update`) build on the executor; what SERVICE and
+LOAD may call is :mod:`.outbound`'s policy.
 """
 
 from engine.sparql.exec.context import ExecutionContext, QueryCancelled, ServiceCall
 from engine.sparql.exec.dataset import QueryDataset, build_dataset, merged
 from engine.sparql.exec.executor import OPERATORS, Executor
 from engine.sparql.exec.forms import construct, describe
+from engine.sparql.exec.outbound import DEPTH_HEADER, OutboundPolicy, OutboundRefused, incoming_depth
 from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.service import ServiceClient, ServiceError
+from engine.sparql.exec.service import ServiceClient, ServiceError, ServiceRefused
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.exec.update import UpdateError, UpdateRunner
 
 __all__ = [
+    "DEPTH_HEADER",
     "OPERATORS",
+    "OutboundPolicy",
+    "OutboundRefused",
+    "ServiceRefused",
+    "incoming_depth",
     "ExecutionContext",
     "Executor",
     "QueryCancelled",

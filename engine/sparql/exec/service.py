@@ -8,12 +8,15 @@ bind, each once.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 import numpy as np
 
 from engine.rdf import IRI
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.outbound import DEPTH_HEADER, OutboundPolicy, OutboundRefused, outgoing_depth
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions, concat
 from engine.sparql.expr import ExprError
@@ -28,6 +31,12 @@ class ServiceError(Exception):
     status = 502
 
 
+class ServiceRefused(ServiceError):
+    """The server's outbound policy does not allow the call."""
+
+    status = 403
+
+
 class ServiceClient:
     """Sends a SERVICE block's query to its endpoint and returns the solutions.
 
@@ -38,6 +47,9 @@ class ServiceClient:
     def __init__(self, timeout: float = 30.0, endpoints: dict[str, str] | None = None) -> None:
         self.timeout = timeout
         self.endpoints = dict(endpoints or {})
+        #: what may be called (aliased endpoints are the operator's choice: only
+        #: SERVICE being on and the nesting depth are checked for them)
+        self.policy = OutboundPolicy()
 
     def __call__(self, node: A.Service, terms: QueryTerms) -> Solutions:
         if not isinstance(node.endpoint, IRI):
@@ -45,17 +57,25 @@ class ServiceClient:
                 return Solutions.unit()
             raise ServiceError("SERVICE with a variable endpoint is not supported")
         try:
-            url = self.endpoints.get(node.endpoint.value, node.endpoint.value)
+            url = self.endpoints.get(node.endpoint.value)
+            if url is None:
+                url = node.endpoint.value
+                self.policy.check_service(url)
+            else:
+                replace(self.policy, private=True).check_service(url)
             return self._fetch(url, node.query_text, terms)
+        except OutboundRefused as exc:
+            if node.silent:
+                return Solutions.unit()
+            raise ServiceRefused(f"SERVICE <{node.endpoint.value}> refused by policy: {exc}") from exc
         except (httpx.HTTPError, ServiceError, ValueError) as exc:
             if node.silent:
                 return Solutions.unit()
             raise ServiceError(f"SERVICE <{node.endpoint.value}> failed: {exc}") from exc
 
     def _fetch(self, endpoint: str, query: str, terms: QueryTerms) -> Solutions:
-        response = httpx.post(
-            endpoint, data={"query": query}, headers={"Accept": ACCEPT}, timeout=self.timeout
-        )
+        headers = {"Accept": ACCEPT, DEPTH_HEADER: str(outgoing_depth())}
+        response = httpx.post(endpoint, data={"query": query}, headers=headers, timeout=self.timeout)
         if response.status_code != 200:
             raise ServiceError(f"HTTP {response.status_code}")
         media = response.headers.get("content-type", "").split(";")[0].strip()
