@@ -10,6 +10,8 @@ ingested; a late item is 409 with its timestamp.
 
 from __future__ import annotations
 
+import re
+
 import orjson
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -53,6 +55,9 @@ class StreamRoutes:
     async def declare(self, request: Request) -> Response:
         require_write(request, self.settings)
         name = request.path_params["name"]
+        if not STREAM_NAME.fullmatch(name):
+            raise HTTPException(400, f"a stream name is 1 to 200 of the characters A-Z a-z 0-9 . _ ~ -, "
+                                     f"not {name[:60]!r}")
         definition = _definition(name, await request.body(), str(request.url))
         state, created = await self.workers.call(self.engine.declare_stream, definition)
         return JSONResponse(state.to_json(), status_code=201 if created else 200,
@@ -67,6 +72,10 @@ class StreamRoutes:
             self.engine.ingest_body, request.path_params["name"], await request.body(), media_type, timestamp
         )
         return JSONResponse(summary, status_code=202)
+
+
+#: what a stream name may be: it becomes part of URLs, IRIs and headers
+STREAM_NAME = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 
 
 def _check_iri(field: str, value: object) -> None:

@@ -280,7 +280,7 @@ class Store:
         """Run a parsed query. ``max_rows`` bounds every step (a pattern's
         matches, a join, a product): a query that would exceed it raises
         :class:`engine.store.RowBudgetExceeded` and its memory is freed."""
-        with row_budget(max_rows):
+        with row_budget(max_rows, _checkpoint(should_stop)):
             return self._execute(query, default_graphs, named_graphs, should_stop)
 
     def _execute(self, query: A.Query, default_graphs: list[str] | None,
@@ -334,6 +334,18 @@ class Store:
             self._store.abort(txn)
             raise
         txn.commit()
+
+
+def _checkpoint(should_stop: Callable[[], bool] | None) -> Callable[[], None] | None:
+    """What a long step calls to stop when ``should_stop`` says so."""
+    if should_stop is None:
+        return None
+
+    def check() -> None:
+        if should_stop():
+            raise QueryCancelled("query cancelled")
+
+    return check
 
 
 def _with_protocol_dataset(request: A.Update, default: list[str], named: list[str]) -> A.Update:

@@ -26,7 +26,7 @@ from engine.store.graph import Graph, Matches
 from engine.store.layered_graph import NO_STREAM, Delta, LayeredGraph
 from engine.store.memory_graph import EMPTY, MemoryGraph, expand_ranges
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction, triples_by_graph
-from engine.store.row_budget import RowBudgetExceeded, check_rows, row_budget
+from engine.store.row_budget import RowBudgetExceeded, check_rows, checkpoint, row_budget
 from engine.store.timed_triples import TimedTriples, TimeSlice, fingerprints
 from engine.store.union_graph import UnionGraph
 from engine.store.window_graph import WindowGraph
@@ -53,6 +53,7 @@ __all__ = [
     "triples_by_graph",
     "RowBudgetExceeded",
     "check_rows",
+    "checkpoint",
     "row_budget",
     "CompactTermDictionary",
     "open_quad_store",

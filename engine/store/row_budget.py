@@ -1,4 +1,5 @@
-"""A bound on the rows one step of a query may produce.
+"""A bound on the rows one step of a query may produce, and the query's
+checkpoint inside long steps.
 
 Every expansion of rows (a pattern's matches, a join's pairs, a cartesian
 product) computes how many rows it will make before it allocates them, so
@@ -8,15 +9,21 @@ stops with :class:`RowBudgetExceeded` instead of taking the server's memory
 The budget is per query, set by whoever runs it (:func:`row_budget`) in a
 context variable, so the store and executor functions need no extra
 argument; without one there is no bound (the stream engine's windows).
+
+The same places are where a long step spends its time (a join's pairs, a
+path's next frontier), so the query's checkpoint (a callable that raises
+when its time limit has passed or its client left) is called there too:
+a cancelled query stops inside a step, not only between operators.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 _budget: ContextVar[int | None] = ContextVar("row_budget", default=None)
+_checkpoint: ContextVar[Callable[[], None] | None] = ContextVar("checkpoint", default=None)
 
 
 class RowBudgetExceeded(Exception):
@@ -29,17 +36,28 @@ class RowBudgetExceeded(Exception):
 
 
 def check_rows(rows: int) -> None:
-    """Raise :class:`RowBudgetExceeded` if ``rows`` is over the current budget."""
+    """Raise :class:`RowBudgetExceeded` if ``rows`` is over the current budget,
+    or whatever the query's checkpoint raises."""
     budget = _budget.get()
     if budget is not None and rows > budget:
         raise RowBudgetExceeded(rows, budget)
+    checkpoint()
+
+
+def checkpoint() -> None:
+    """Call the current query's checkpoint, if any (it raises to stop the query)."""
+    check = _checkpoint.get()
+    if check is not None:
+        check()
 
 
 @contextmanager
-def row_budget(limit: int | None) -> Iterator[None]:
-    """Bound every step run inside the block to ``limit`` rows (None: no bound)."""
-    token = _budget.set(limit)
+def row_budget(limit: int | None, check: Callable[[], None] | None = None) -> Iterator[None]:
+    """Bound every step run inside the block to ``limit`` rows (None: no
+    bound) and call ``check`` at each expansion (None: none)."""
+    budget, checking = _budget.set(limit), _checkpoint.set(check)
     try:
         yield
     finally:
-        _budget.reset(token)
+        _budget.reset(budget)
+        _checkpoint.reset(checking)

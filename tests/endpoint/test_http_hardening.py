@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from engine.api import Store
+from engine.rdf import IRI, Literal
 from tests.endpoint.sse_client import SSEReader
 
 EX = "http://example.org/"
@@ -314,3 +315,23 @@ def test_service_to_allowed_servers_and_its_nesting_limit(serve):
     off = serve(Store(), service=False)
     refused = httpx.get(f"{off}/sparql", params={"query": through(url, 1)})
     assert refused.status_code == 403 and "turned off" in refused.text
+
+
+@pytest.mark.parametrize("name", ["a%0D%0AX-Injected:%201", "a%20b", "a%3Eb", "%C3%A9t%C3%A9", "x" * 201])
+def test_stream_names_are_plain_url_segments(url, name):
+    """A CRLF in a stream name used to declare the stream and drop the connection."""
+    response = httpx.put(f"{url}/streams/{name}", json={})
+    assert response.status_code == 400 and "stream name" in response.text
+    assert httpx.get(f"{url}/streams").json()["streams"] == []
+
+
+def test_the_time_limit_stops_a_long_filter_inside_its_step(serve):
+    """The limit used to be checked only between operators: one FILTER over many
+    rows ran to its end (68 s under --timeout 10 in the probe)."""
+    store = Store()
+    store.add([(IRI(f"{EX}s{i}"), IRI(f"{EX}v"), Literal(f"value {i}")) for i in range(150_000)])
+    url = serve(store, query_timeout=0.2)
+    costly = ('SELECT ?s WHERE { ?s ?p ?o FILTER(STRLEN(CONCAT(UCASE(STR(?o)), LCASE(STR(?o)), '
+              'STRBEFORE(STR(?o), " "), REPLACE(STR(?o), "[0-9]", "#"))) > 5) }')
+    response = httpx.get(f"{url}/sparql", params={"query": costly}, timeout=120)
+    assert response.status_code == 503 and "time limit" in response.text

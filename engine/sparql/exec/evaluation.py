@@ -20,6 +20,7 @@ from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import ExprError, effective_boolean_value, evaluate, expression_variables
 from engine.sparql.plan import ColumnComparison, TermIdentity, column_comparison, term_identity
+from engine.store import checkpoint
 
 #: the NumPy test of each comparison operator
 _COMPARE = {
@@ -85,7 +86,9 @@ def evaluations(
         rows, inverse = inputs
     ctx = cx.ctx
     out: list[Term | None] = []
-    for row in rows:
+    for n, row in enumerate(rows):
+        if n & 4095 == 4095:  # a FILTER over millions of rows stops within its time limit
+            checkpoint()
         ctx.new_row()
         try:
             out.append(evaluate(expr, row, ctx))
