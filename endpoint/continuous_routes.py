@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from endpoint.access import require_write
 from endpoint.errors import parsing
+from endpoint.public_url import public_url
 from endpoint.settings import Settings
 from endpoint.sse import window_sse
 from endpoint.workers import Workers
@@ -77,8 +78,9 @@ class ContinuousQueryRoutes:
             raise HTTPException(415, f"unsupported registration type {media!r}; "
                                      "send the query as application/sparql-query")
         parsing(request, "registration")
-        running = await self.workers.call(self.engine.register, text, str(request.base_url))
-        location = f"{request.base_url}queries/{quote(running.spec.name, safe='')}"
+        base = public_url(request, self.settings, "/")
+        running = await self.workers.call(self.engine.register, text, base)
+        location = f"{base}queries/{quote(running.spec.name, safe='')}"
         return JSONResponse(running.to_json(), status_code=201, headers={"Location": location})
 
     async def describe(self, request: Request) -> Response:

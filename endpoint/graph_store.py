@@ -21,9 +21,9 @@ from starlette.responses import Response
 from endpoint import negotiation
 from endpoint.access import require_write
 from endpoint.protocol import media_type_and_charset
+from endpoint.public_url import public_url
 from endpoint.responses import graph_response, pick_offer
 from endpoint.settings import Settings
-from endpoint.sparql_route import endpoint_url
 from endpoint.workers import Workers
 from engine.api import Store
 from engine.rdf import IRI, MEDIA_TYPE_FORMATS, Term, guess_format, iri_problem, parse_rdf, rdf_format
@@ -68,13 +68,13 @@ class GraphStoreRoute:
         elif "default" in params:
             target = Target(None)
         elif request.method == "POST":
-            target = Target(f"{endpoint_url(request)}/{uuid.uuid4().hex}", new=True)
+            target = Target(f"{public_url(request, self.settings)}/{uuid.uuid4().hex}", new=True)
         else:
             raise HTTPException(400, "name the graph: ?default or ?graph=IRI")
         return await self._dispatch(request, target)
 
     async def direct(self, request: Request) -> Response:
-        return await self._dispatch(request, Target(_checked_iri(endpoint_url(request))))
+        return await self._dispatch(request, Target(_checked_iri(public_url(request, self.settings))))
 
     async def _dispatch(self, request: Request, target: Target) -> Response:
         if request.method in ("GET", "HEAD"):
@@ -107,7 +107,8 @@ class GraphStoreRoute:
         document = _document(await request.body(), request.headers.get("content-type"))
         _refuse_quads(document)
         existed = self._exists(target)
-        triples = await self.workers.call(_parse_triples, document, target.iri or endpoint_url(request))
+        base = target.iri or public_url(request, self.settings)
+        triples = await self.workers.call(_parse_triples, document, base)
         await self.workers.call(self.store.replace_graph, target.iri, triples)
         return Response(status_code=204 if existed else 201)
 
@@ -123,7 +124,7 @@ class GraphStoreRoute:
         for document in documents:
             _refuse_quads(document)
         existed = self._exists(target)
-        base = target.iri or endpoint_url(request)
+        base = target.iri or public_url(request, self.settings)
         triples = [t for d in documents for t in await self.workers.call(_parse_triples, d, base)]
         await self.workers.call(self.store.add, triples, target.iri)
         if target.new:

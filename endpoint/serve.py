@@ -73,6 +73,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="let SERVICE and LOAD call this host or network although it is not a public "
                             "address (repeatable; loopback, private and link-local are refused otherwise)")
     serve.add_argument("--no-service", action="store_true", help="refuse every SERVICE call (403)")
+    serve.add_argument("--base-url", metavar="URL",
+                       help="the server's public base URL, for the IRIs and Location headers it makes "
+                            "(default: the address clients connect to; never the Host header)")
     serve.set_defaults(run=run)
 
 
@@ -167,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         max_rows=args.max_rows or None,
         outbound_allowed=tuple(args.outbound_allow),
         service=not args.no_service,
+        base_url=args.base_url,
     )
     if args.processes > 1 and not args.read_only:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "

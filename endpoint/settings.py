@@ -31,3 +31,6 @@ class Settings:
     outbound_allowed: tuple[str, ...] = ()
     #: whether SERVICE may call other endpoints at all
     service: bool = True
+    #: the server's public base URL (behind a proxy); None: the address
+    #: clients connect to. Never the request's Host header.
+    base_url: str | None = None

@@ -18,6 +18,7 @@ from endpoint import negotiation
 from endpoint.access import require_write
 from endpoint.errors import parsing
 from endpoint.protocol import Operation, operation_from_params, read_operation
+from endpoint.public_url import public_url
 from endpoint.responses import (
     INLINE_ROWS,
     graph_response,
@@ -48,7 +49,7 @@ class SparqlRoute:
         self.workers = workers
         #: registers a continuous query from its text (a REGISTER ... "update")
         self.register = register
-        #: (query string, Host, scheme) -> the GET's operation and base IRI (see _read_get)
+        #: (query string, local address) -> the GET's operation and base IRI (see _read_get)
         self._recent_gets: dict[tuple, tuple[Operation | None, str]] = {}
 
     async def handle(self, request: Request) -> Response:
@@ -62,7 +63,7 @@ class SparqlRoute:
 
     async def _query(self, request: Request, operation: Operation) -> Response:
         parsing(request, "query")
-        base = endpoint_url(request)
+        base = public_url(request, self.settings)
         plan = self.store.cached_plan(operation.text, base)
         if plan is None:
             plan = await self.workers.call(self.store.prepare, operation.text, base)
@@ -103,13 +104,13 @@ class SparqlRoute:
 
     def _read_get(self, request: Request) -> tuple[Operation | None, str]:
         """The operation of a GET and the endpoint's URL (the base IRI), kept
-        per query string and host: decoding a long percent-encoded query
-        costs more than the rest of the short path."""
-        scope = request.scope
-        key = (scope["query_string"], request.headers.get("host"), scope.get("scheme"))
+        per query string: decoding a long percent-encoded query costs more
+        than the rest of the short path."""
+        key = (request.scope["query_string"], request.scope.get("server"))
         found = self._recent_gets.get(key)
         if found is None:
-            found = (operation_from_params(request.query_params.multi_items(), None), endpoint_url(request))
+            operation = operation_from_params(request.query_params.multi_items(), None)
+            found = (operation, public_url(request, self.settings))
             if len(self._recent_gets) >= RECENT_GETS:
                 self._recent_gets.clear()
             self._recent_gets[key] = found
@@ -119,10 +120,11 @@ class SparqlRoute:
         require_write(request, self.settings)
         if is_registration(operation.text):
             parsing(request, "registration")
-            running = await self.workers.call(self.register, operation.text, endpoint_url(request))
+            base = public_url(request, self.settings)
+            running = await self.workers.call(self.register, operation.text, base)
             return JSONResponse(running.to_json(), status_code=201)
         parsing(request, "update")
-        await self.workers.call(self._apply_update, operation, endpoint_url(request))
+        await self.workers.call(self._apply_update, operation, public_url(request, self.settings))
         return Response(status_code=204)
 
     def _apply_update(self, operation: Operation, base: str) -> None:
@@ -131,7 +133,7 @@ class SparqlRoute:
 
     async def _describe(self, request: Request) -> Response:
         offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))
-        triples = describe_service(endpoint_url(request), self.settings.read_only)
+        triples = describe_service(public_url(request, self.settings), self.settings.read_only)
         return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})
 
 
@@ -139,9 +141,3 @@ def service_depth(request: Request) -> int:
     """How many SERVICE calls through servers led to this request (0: none)."""
     text = request.headers.get(DEPTH_HEADER, "0")
     return int(text) if text.isdigit() and len(text) < 4 else 0
-
-
-def endpoint_url(request: Request) -> str:
-    """The URL the client called, without query string: the service's IRI
-    and the base IRI of its queries and updates (the protocol suggests it)."""
-    return str(request.url.replace(query="", fragment=""))

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from endpoint.access import require_write
+from endpoint.public_url import public_url
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.rdf import IRI, iri_problem
@@ -58,10 +59,11 @@ class StreamRoutes:
         if not STREAM_NAME.fullmatch(name):
             raise HTTPException(400, f"a stream name is 1 to 200 of the characters A-Z a-z 0-9 . _ ~ -, "
                                      f"not {name[:60]!r}")
-        definition = _definition(name, await request.body(), str(request.url))
+        url = public_url(request, self.settings)
+        definition = _definition(name, await request.body(), url)
         state, created = await self.workers.call(self.engine.declare_stream, definition)
         return JSONResponse(state.to_json(), status_code=201 if created else 200,
-                            headers={"Location": str(request.url)})
+                            headers={"Location": url})
 
     async def ingest(self, request: Request) -> Response:
         """One item, a heartbeat or a batch: the engine parses the body and ingests it."""

@@ -335,3 +335,18 @@ def test_the_time_limit_stops_a_long_filter_inside_its_step(serve):
               'STRBEFORE(STR(?o), " "), REPLACE(STR(?o), "[0-9]", "#"))) > 5) }')
     response = httpx.get(f"{url}/sparql", params={"query": costly}, timeout=120)
     assert response.status_code == 503 and "time limit" in response.text
+
+
+def test_the_host_header_never_names_what_the_server_creates(url, serve):
+    """Host: evil.example used to become the Location and the IRI of a created graph."""
+    forged = {"Host": "evil.example", "Content-Type": "application/n-triples"}
+    created = httpx.post(f"{url}/store", content=f"<{EX}a> <{EX}p> \"7\" .\n", headers=forged)
+    assert created.status_code == 201
+    location = created.headers["location"]
+    assert "evil.example" not in location and location.startswith(url + "/store/")
+    graphs = httpx.get(f"{url}/sparql", params={"query": "SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }"},
+                       headers={"Accept": "text/csv"}).text
+    assert "evil.example" not in graphs and location in graphs
+    public = serve(Store(), base_url="https://data.example.org/rivulet")
+    behind_proxy = httpx.post(f"{public}/store", content=f"<{EX}a> <{EX}p> \"7\" .\n", headers=forged)
+    assert behind_proxy.headers["location"].startswith("https://data.example.org/rivulet/store/")
