@@ -43,7 +43,8 @@ BAD_LINE_MARK = "RIVULET-BAD-LINE\t"
 
 # RE2 (Arrow's regex engine) forms of the grammar: no possessive quantifiers
 # or look-behind needed, as RE2 never backtracks.
-_IRI = r'<(?:[^\x00-\x20<>"{}|^`\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>'
+# an IRI starts with a scheme: relative IRIs have no place in a store
+_IRI = r'<[A-Za-z][A-Za-z0-9+.\-]*:(?:[^\x00-\x20<>"{}|^`\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>'
 _BNODE_CHAR = r"A-Za-z0-9_\-\x{00B7}\x{00C0}-\x{FFFF}"
 _BNODE = rf"_:[A-Za-z0-9_\x{{00C0}}-\x{{FFFF}}](?:[{_BNODE_CHAR}.]*[{_BNODE_CHAR}])?"
 _LITERAL = (r'"(?:[^"\\\n\r]|\\[tbnrf"\'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"'
@@ -91,17 +92,37 @@ def parse_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
     o = pc.utf8_slice_codeunits(rest, 0, -2)
     g = pa.nulls(len(fast), pa.string()).fill_null("")
     other = lines.filter(pa.array(~simple))
+    kept = fast
     if len(other):
         found = pc.extract_regex(other, LINE)
         matched = found.is_valid().to_numpy(zero_copy_only=False)
         good = found.filter(pa.array(matched))
         s, p, o, g = (pa.concat_arrays([a.cast(pa.string()), good.field(k).cast(pa.string())])
                       for a, k in ((s, "s"), (p, "p"), (o, "o"), (g, "g")))
+        kept = pa.concat_arrays([fast.cast(pa.string()), other.filter(pa.array(matched)).cast(pa.string())])
         unmatched = other.filter(pa.array(~matched))
         bad = unmatched.filter(pc.invert(pc.match_substring_regex(unmatched, BLANK)))
     else:
         bad = other
+    # a statement whose escapes do not make characters (\uD800, \q) is a bad line too
+    broken = _bad_escapes(s) | _bad_escapes(p) | _bad_escapes(o) | _bad_escapes(g)
+    if broken.any():
+        keep = pa.array(~broken)
+        s, p, o, g = (c.filter(keep) for c in (s, p, o, g))
+        bad = pa.concat_arrays([bad.cast(pa.string()), kept.filter(pa.array(broken)).cast(pa.string())])
     return Statements(s, p, o, g), bad
+
+
+def _bad_escapes(column: pa.Array) -> np.ndarray:
+    """Per row: does the term hold an escape that is not a character?"""
+    escaped = pc.match_substring(column, "\\").to_numpy(zero_copy_only=False)
+    out = np.zeros(len(column), dtype=bool)
+    for i in np.flatnonzero(escaped).tolist():
+        try:
+            canonical(column[i].as_py())
+        except ValueError:
+            out[i] = True
+    return out
 
 
 def _canonical_column(column: pa.Array) -> pa.Array:

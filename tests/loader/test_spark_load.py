@@ -193,6 +193,18 @@ def test_skip_invalid_counts_and_reports(spark, tmp_path):
     assert terms.decode(loaded) == Literal("two")
 
 
+def test_bad_escapes_and_relative_iris_are_bad_lines_with_their_numbers(spark, tmp_path):
+    """They used to end in a Spark traceback without a line (escapes) or be stored (relative IRIs)."""
+    with pytest.raises(LoadError, match=r"broken_escapes\.nt:2: malformed"):
+        _load(spark, ["broken_escapes.nt"], tmp_path / "refused")
+    report = _load(spark, ["broken_escapes.nt"], tmp_path / "store", skip_invalid=True)
+    assert report.invalid_lines == 3 and report.triples == 2
+    assert sorted(s.split(": ")[0].rsplit("/", 1)[-1] for s in report.invalid_samples) == \
+        ["broken_escapes.nt:2", "broken_escapes.nt:3", "broken_escapes.nt:4"]
+    opened = Store.open(tmp_path / "store")
+    assert opened.terms.lookup(Literal("caf\u00e9")) > 0 and opened.terms.lookup(Literal("relative")) == 0
+
+
 def test_existing_output_is_not_overwritten(spark, tmp_path):
     (tmp_path / "store").mkdir()
     (tmp_path / "store" / "keep.txt").write_text("mine")
