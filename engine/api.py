@@ -41,6 +41,7 @@ from engine.sparql.exec import (
     describe,
 )
 from engine.sparql.expr import EvalContext
+from engine.sparql.results import decoded_rows
 from engine.sparql.syntax import parse_query, parse_update
 from engine.store import DEFAULT_GRAPH, QuadStore, row_budget, triples_by_graph
 
@@ -73,17 +74,7 @@ class QueryResult:
         """SELECT rows in result order, one term (or None when unbound) per
         variable. Decoded a chunk at a time, so a large result is never held
         in memory as terms all at once."""
-        solutions = self._solutions
-        if solutions is None:
-            return
-        if not self.variables:
-            yield from iter([()] * solutions.length)
-            return
-        columns = [solutions.column(v) for v in self.variables]
-        decode = self._terms.decode_column
-        for start in range(0, solutions.length, ROW_CHUNK):
-            chunk = [decode(c[start : start + ROW_CHUNK]) for c in columns]
-            yield from zip(*chunk, strict=True)
+        return decoded_rows(self.id_chunks(), self.decode_ids)
 
     def id_chunks(self) -> Iterator[tuple[int, list[np.ndarray]]]:
         """SELECT rows as ``(rows, ID columns)`` batches in result order, a

@@ -11,8 +11,10 @@ its statements join here as a batch of terms.
 
 A batch becomes (a) its statements as four hash columns, saved for the
 encoding job, and (b) its distinct terms with their hashes, for the
-dictionary. Terms spelled with escapes other than the store's are rewritten
-to the store's spelling first (per distinct term, so rarely).
+dictionary. Terms spelled otherwise than the store spells them (other
+escapes, ``xsd:string``, capitals in a language tag) are rewritten first by
+``engine.rdf.canonical_spellings``, only those (so rarely); a statement with
+an escape that is not a character is a bad line.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ import pyarrow.compute as pc
 from engine.rdf import (
     RdfSyntaxError,
     arrow_positions,
-    canonical,
     canonical_nquads,
+    canonical_spellings,
     guess_format,
     split_nquads,
     string_buffers,
@@ -55,8 +57,6 @@ SIMPLE_TRIPLE = rf"^{_SUBJECT} {_IRI} {_OBJECT} \.$"
 LINE = (rf"^{_WS}(?P<s>{_IRI}|{_BNODE}){_WS}(?P<p>{_IRI}){_WS}(?P<o>{_IRI}|{_BNODE}|{_LITERAL}){_WS}"
         rf"(?:(?P<g>{_IRI}|{_BNODE}){_WS})?\.[ \t\r]*(?:#.*)?$")
 BLANK = r"^[ \t\r]*(?:#.*)?$"
-#: a language tag with a capital (the store keeps tags in lower case)
-_UPPER_CASE_LANGUAGE = r'"@[a-zA-Z0-9-]*[A-Z][a-zA-Z0-9-]*$'
 
 
 class LoadError(Exception):
@@ -104,8 +104,11 @@ def parse_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
         bad = unmatched.filter(pc.invert(pc.match_substring_regex(unmatched, BLANK)))
     else:
         bad = other
-    # a statement whose escapes do not make characters (\uD800, \q) is a bad line too
-    broken = _bad_escapes(s) | _bad_escapes(p) | _bad_escapes(o) | _bad_escapes(g)
+    # the store's spelling; a statement whose escapes do not make characters
+    # (\uD800, \q) is a bad line too
+    (s, broken_s), (p, broken_p), (o, broken_o), (g, broken_g) = (
+        canonical_spellings(c.cast(pa.string())) for c in (s, p, o, g))
+    broken = broken_s | broken_p | broken_o | broken_g
     if broken.any():
         keep = pa.array(~broken)
         s, p, o, g = (c.filter(keep) for c in (s, p, o, g))
@@ -113,35 +116,11 @@ def parse_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
     return Statements(s, p, o, g), bad
 
 
-def _bad_escapes(column: pa.Array) -> np.ndarray:
-    """Per row: does the term hold an escape that is not a character?"""
-    escaped = pc.match_substring(column, "\\").to_numpy(zero_copy_only=False)
-    out = np.zeros(len(column), dtype=bool)
-    for i in np.flatnonzero(escaped).tolist():
-        try:
-            canonical(column[i].as_py())
-        except ValueError:
-            out[i] = True
-    return out
-
-
-def _canonical_column(column: pa.Array) -> pa.Array:
-    """The column with every term in the store's spelling."""
-    odd = pc.or_(pc.or_(pc.match_substring(column, "\\"), pc.ends_with(column, "#string>")),
-                 pc.match_substring_regex(column, _UPPER_CASE_LANGUAGE))
-    idx = np.flatnonzero(odd.to_numpy(zero_copy_only=False))
-    if not len(idx):
-        return column
-    try:
-        fixed = [canonical(t) for t in column.take(pa.array(idx)).to_pylist()]
-    except ValueError as exc:
-        raise LoadError(f"{ERROR_MARK}bad escape in a term: {exc}") from exc
-    return pc.replace_with_mask(column, odd, pa.array(fixed, pa.string()))
-
-
 def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statements:
-    """Canonical spellings; blank nodes scoped to their file; triples moved to ``graph``."""
-    cols = [_canonical_column(c.cast(pa.string())) for c in (batch.s, batch.p, batch.o, batch.g)]
+    """Blank nodes scoped to their file; triples moved to ``graph`` (the
+    spellings are already the store's: ``parse_lines`` and ``split_nquads``
+    rewrite them)."""
+    cols = [c.cast(pa.string()) for c in (batch.s, batch.p, batch.o, batch.g)]
     if scope is not None:
         prefix = pa.scalar(f"_:{scope}")
         cols = [pc.if_else(pc.starts_with(c, "_:"),

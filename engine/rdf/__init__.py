@@ -51,6 +51,7 @@ from engine.rdf.ntriples import (
 from engine.rdf.spelled_quads import (
     SpelledQuads,
     arrow_positions,
+    canonical_spellings,
     spelling_kinds,
     spelling_numbers,
     split_nquads,
@@ -132,6 +133,7 @@ __all__ = [
     "from_oxigraph",
     "SpelledQuads",
     "arrow_positions",
+    "canonical_spellings",
     "spelling_kinds",
     "spelling_numbers",
     "split_nquads",

@@ -90,12 +90,15 @@ def split_nquads(text: bytes) -> SpelledQuads:
     terms = encoded.dictionary.cast(pa.large_string())
     index = encoded.indices.to_numpy().astype(np.int64).reshape(n, 4)
     terms, index = _without_empty(terms, index)
-    return SpelledQuads(_canonical_spellings(terms), index[:, 0], index[:, 1], index[:, 2], index[:, 3])
+    terms, broken = canonical_spellings(terms)
+    if broken.any():  # Oxigraph validated the text: not reachable from its output
+        raise ValueError("a term of the N-Quads text has an escape that is not a character")
+    return SpelledQuads(terms, index[:, 0], index[:, 1], index[:, 2], index[:, 3])
 
 
 def arrow_positions(positions: np.ndarray) -> pa.Array:
     """An Arrow int64 array over a NumPy one without a copy (``pa.array``
-    would import pandas to ask whether the input is a pandas series: 40 MB
+    would import pandas to ask whether the input is a pandas series: 51 MB
     of a server's memory for nothing)."""
     import pyarrow as pa
 
@@ -129,20 +132,36 @@ def _without_empty(terms: pa.LargeStringArray, index: np.ndarray) -> tuple[pa.La
     return terms.take(arrow_positions(kept)), shifted
 
 
-def _canonical_spellings(terms: pa.LargeStringArray) -> pa.LargeStringArray:
-    """Oxigraph escapes tab, backspace, form feed and control characters in
-    literals; the store's spelling keeps them raw. Only spellings with a
-    backslash can differ, and each is rewritten once (distinct spellings of
-    Oxigraph's are distinct terms, so the rewrite cannot merge two)."""
+#: a language tag with a capital (the store keeps tags in lower case)
+_UPPER_CASE_LANGUAGE = r'"@[a-zA-Z0-9-]*[A-Z][a-zA-Z0-9-]*$'
+
+
+def canonical_spellings(terms: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """N-Triples spellings rewritten into the store's spelling, and per term
+    whether it could not be (an escape that is not a character: ``\\q``,
+    ``\\uD800``; such a term keeps its spelling and the caller refuses it).
+    Only spellings with a backslash, an ``xsd:string`` datatype or a capital
+    in a language tag can differ; each is rewritten once. (Distinct
+    spellings of Oxigraph's output are distinct terms, so the rewrite never
+    merges two of them.)"""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    odd = pc.match_substring(terms, "\\")
-    at = np.flatnonzero(pc.cast(odd, pa.int8()).to_numpy())
+    odd = pc.or_(pc.or_(pc.match_substring(terms, "\\"), pc.ends_with(terms, "#string>")),
+                 pc.match_substring_regex(terms, _UPPER_CASE_LANGUAGE))
+    at = np.flatnonzero(pc.cast(odd, pa.int8()).to_numpy(zero_copy_only=False))
+    broken = np.zeros(len(terms), dtype=bool)
     if not len(at):
-        return terms
-    fixed = [canonical(t) for t in terms.take(arrow_positions(at)).to_pylist()]
-    return pc.replace_with_mask(terms, odd, _arrow_strings(fixed))
+        return terms, broken
+    fixed = []
+    for i, spelling in zip(at.tolist(), terms.take(arrow_positions(at)).to_pylist()):
+        try:
+            fixed.append(canonical(spelling))
+        except ValueError:
+            broken[i] = True
+            fixed.append(spelling)
+    rewritten = pc.replace_with_mask(terms, odd, _arrow_strings(fixed).cast(terms.type))
+    return rewritten, broken
 
 
 _KIND_OF_FIRST_BYTE = np.zeros(256, dtype=np.uint8)

@@ -62,11 +62,12 @@ def write_select_ids(fmt: str, variables: list[str], chunks: Iterable[tuple[int,
     decoded rows."""
     if _checked(fmt) == "json":
         return json_results.write_select_columns(variables, chunks, decode)
-    return write_select(fmt, variables, _rows(chunks, decode))
+    return write_select(fmt, variables, decoded_rows(chunks, decode))
 
 
-def _rows(chunks: Iterable[tuple[int, list[np.ndarray]]],
-          decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[tuple[Term | None, ...]]:
+def decoded_rows(chunks: Iterable[tuple[int, list[np.ndarray]]],
+                 decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[tuple[Term | None, ...]]:
+    """Rows of terms from batches of ``(rows, ID columns)``, one batch decoded at a time."""
     for length, columns in chunks:
         if not columns:
             yield from [()] * length
