@@ -18,6 +18,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from endpoint.workers import ClientGone
 from engine.api import QueryCancelled
+from engine.rdf import NotXmlText
 from engine.sparql.exec import ServiceError, UpdateError
 from engine.sparql.syntax import SparqlSyntaxError
 from engine.store import RowBudgetExceeded
@@ -50,6 +51,7 @@ def error_handlers(query_timeout: float) -> dict[type[Exception], Handler]:
 
     return {
         HTTPException: http_error,
+        NotXmlText: not_xml_text,
         RowBudgetExceeded: rows_exceeded,
         StreamError: stream_error,
         SparqlSyntaxError: syntax_error,
@@ -81,6 +83,11 @@ async def service_error(request: Request, exc: ServiceError) -> Response:
     """A SERVICE endpoint failed (502: the gateway's error, not ours), or the
     server's outbound policy refused the call (403)."""
     return _text(exc.status, str(exc))
+
+
+async def not_xml_text(request: Request, exc: NotXmlText) -> Response:
+    """The answer holds a character the negotiated XML format cannot carry."""
+    return _text(406, str(exc))
 
 
 async def client_gone(request: Request, exc: ClientGone) -> Response:

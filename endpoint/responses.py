@@ -70,7 +70,7 @@ async def query_response(result: QueryResult, offer: Offer, workers: Workers) ->
     headers = {"Vary": "Accept"}
     if result.form == "SELECT":
         chunks = write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids)
-        return StreamingResponse(workers.stream(chunks), headers=headers, media_type=offer.content_type)
+        return StreamingResponse(await workers.stream(chunks), headers=headers, media_type=offer.content_type)
     return await graph_response(result.triples(), offer, workers, headers)
 
 
@@ -88,7 +88,7 @@ async def graph_response(triples: Iterable[Triple], offer: Offer, workers: Worke
                          headers: dict[str, str] | None = None) -> Response:
     """A graph in the negotiated RDF syntax."""
     if offer.format == "nt":
-        return StreamingResponse(workers.stream(_ntriples(triples)), headers=headers,
+        return StreamingResponse(await workers.stream(_ntriples(triples)), headers=headers,
                                  media_type=offer.content_type)
     body = await workers.call(serialize_triples, triples, offer.format)
     return Response(body, headers=headers, media_type=offer.content_type)

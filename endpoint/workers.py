@@ -133,16 +133,29 @@ class Workers:
         raise error
 
     async def stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-        """Serialise a result in worker threads one chunk at a time; if the
-        response stops early (the client went away) say so in the log."""
+        """Serialise a result in worker threads one chunk at a time. The first
+        chunk is written before this returns, so that an error in it (a value
+        the format cannot carry, say) is answered with its status rather than
+        cutting a response already begun; if the response stops early (the
+        client went away) say so in the log."""
+        first = await anyio.to_thread.run_sync(next, chunks, None, limiter=self.limiter)
+        return self._rest(first, chunks)
+
+    async def _rest(self, first: bytes | None, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
         finished = False
         try:
+            chunk = first
             while True:
-                chunk = await anyio.to_thread.run_sync(next, chunks, None, limiter=self.limiter)
                 if chunk is None:
                     finished = True
                     return
                 yield chunk
+                chunk = await anyio.to_thread.run_sync(next, chunks, None, limiter=self.limiter)
+        except Exception as exc:
+            finished = True
+            log.error("an answer failed after its first bytes were sent (%s); the connection is "
+                      "cut so that the client sees it incomplete", exc)
+            raise
         finally:
             if not finished:
                 log.warning("result stream stopped early: client disconnected")

@@ -381,16 +381,16 @@ def _fetch_document(source: IRI, local_files: bool, policy: OutboundPolicy) -> l
     parsed = urlparse(url)
     if parsed.scheme == "file":
         if not local_files:
-            raise UpdateError("LOAD of file: IRIs is not allowed here")
+            raise UpdateError("file: IRIs are not allowed here")
         return list(parse_rdf(Path(url2pathname(parsed.path)), base=url))
     try:
         policy.check(url)
     except OutboundRefused as exc:
-        raise UpdateError(f"LOAD <{url}> refused by policy: {exc}") from exc
+        raise UpdateError(f"refused by policy: {exc}") from exc
     response = httpx.get(url, headers={"Accept": "text/turtle, application/rdf+xml;q=0.8, */*;q=0.1"},
                          follow_redirects=False, timeout=30.0)
     if response.is_redirect:
-        raise UpdateError(f"LOAD <{url}> answered a redirect ({response.status_code}); LOAD does not follow "
+        raise UpdateError(f"it answered a redirect ({response.status_code}); LOAD does not follow "
                           "redirects: name the document's own URL")
     response.raise_for_status()
     media = response.headers.get("content-type", "").split(";")[0].strip()

@@ -82,8 +82,42 @@ class Statements:
     g: pa.Array
 
 
+def split_utf8(lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(lines that are UTF-8, the others spelled with ``\\xNN`` escapes).
+    Spark hands a line over byte for byte, so a file with stray bytes gives
+    string values that are not text; one validation of the whole batch
+    (in Arrow) finds whether any line needs looking at."""
+    try:
+        lines.validate(full=True)
+        return lines, pa.array([], pa.string())
+    except pa.ArrowInvalid:
+        raw = lines.cast(pa.binary()).to_pylist()
+    text = [_is_utf8(line) for line in raw]
+    broken = [line.decode("utf-8", "backslashreplace") for line, ok in zip(raw, text, strict=True) if not ok]
+    return lines.filter(pa.array(text)), pa.array(broken, pa.string())
+
+
+def _is_utf8(line: bytes | None) -> bool:
+    if line is None:
+        return True
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def parse_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
-    """Statements of a batch of lines, and the bad lines."""
+    """Statements of a batch of lines, and the bad lines (lines that are
+    not UTF-8 among them)."""
+    lines, not_utf8 = split_utf8(lines)
+    statements, bad = _parse_text_lines(lines)
+    if len(not_utf8):
+        bad = pa.concat_arrays([bad.cast(pa.string()), not_utf8])
+    return statements, bad
+
+
+def _parse_text_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
     simple = pc.match_substring_regex(lines, SIMPLE_TRIPLE).to_numpy(zero_copy_only=False)
     fast = lines.filter(pa.array(simple))
     parts = pc.split_pattern(fast, " ", max_splits=2)
@@ -171,10 +205,10 @@ def locate_line(path: Path, text: str) -> int | None:
     (a task sees a bad line's content, not its position in the file)."""
     import gzip
 
-    target = text.encode("utf-8")
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as f:
         for number, line in enumerate(f, 1):
-            if line.rstrip(b"\r\n") == target:
+            # a line that is not UTF-8 was reported with \xNN escapes
+            if line.rstrip(b"\r\n").decode("utf-8", "backslashreplace") == text:
                 return number
     return None

@@ -9,6 +9,7 @@ syntaxes, and the media types that name them.
 - :mod:`~engine.rdf.spelled_quads`: canonical N-Quads text to columns of distinct spellings (bulk loads).
 - :mod:`~engine.rdf.media_types`: the registry of RDF and result media types.
 - :mod:`~engine.rdf.iri`: relative IRI resolution (RFC 3986).
+- :mod:`~engine.rdf.xml_text`: the characters XML 1.0 cannot carry.
 
 Callers import from this package, not from its modules.
 """
@@ -85,6 +86,7 @@ from engine.rdf.terms import (
     iri_problem,
     numeric_value,
 )
+from engine.rdf.xml_text import NotXmlText, check_xml_text
 
 __all__ = [
     # terms and vocabulary
@@ -155,4 +157,7 @@ __all__ = [
     "rdf_format",
     "result_format",
     "guess_format",
+    # XML output
+    "NotXmlText",
+    "check_xml_text",
 ]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from engine.rdf.media_types import guess_format
 from engine.rdf.ntriples import format_term
 from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf.xml_text import check_xml_text
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
@@ -200,4 +201,7 @@ def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str) -
     graph = _rdflib().Graph()
     for s, p, o in triples:
         graph.add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))
-    return graph.serialize(format=format, encoding="utf-8")
+    text = graph.serialize(format=format)
+    if format == "xml":
+        check_xml_text(text)
+    return text.encode()

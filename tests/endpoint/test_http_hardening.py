@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pyoxigraph
 import pytest
 
 from engine.api import Store
@@ -308,7 +309,7 @@ def test_service_to_allowed_servers_and_its_nesting_limit(serve):
     assert twice.status_code == 200 and len(twice.json()["results"]["bindings"]) == 1
     # the third server in the chain refuses; the remote's text is not passed on
     deep = httpx.get(f"{url}/sparql", params={"query": through(url, 3)}, timeout=30)
-    assert deep.status_code == 502 and "failed: HTTP" in deep.text
+    assert deep.status_code == 502 and "remote endpoint failed: it answered HTTP 502" in deep.text
     called = httpx.get(f"{url}/sparql", params={"query": through(url, 1)},
                        headers={"X-Rivulet-Service-Depth": "2"})
     assert called.status_code == 403 and "nest deeper than 2" in called.text
@@ -350,3 +351,52 @@ def test_the_host_header_never_names_what_the_server_creates(url, serve):
     public = serve(Store(), base_url="https://data.example.org/rivulet")
     behind_proxy = httpx.post(f"{public}/store", content=f"<{EX}a> <{EX}p> \"7\" .\n", headers=forged)
     assert behind_proxy.headers["location"].startswith("https://data.example.org/rivulet/store/")
+
+
+def test_a_backtracking_regex_is_stopped_by_the_time_limit(serve):
+    """A single REGEX match used to run to its end whatever the limit
+    (exponential in the text's length for this pattern)."""
+    url = serve(Store(), query_timeout=0.5)
+    text = "a" * 80 + "!"
+    for call in ('FILTER REGEX(?x, "^(a|aa)+$")', 'BIND(REPLACE(?x, "^(a|aa)+$", "b") AS ?y)'):
+        query = f'SELECT * {{ BIND("{text}" AS ?x) {call} }}'
+        response = httpx.get(f"{url}/sparql", params={"query": query}, timeout=60)
+        assert response.status_code == 503 and "time limit" in response.text
+    plain = httpx.get(f"{url}/sparql", params={"query": 'ASK { FILTER REGEX("aab", "^(a|aa)+b$") }'},
+                      headers={"Accept": "application/sparql-results+json"})
+    assert plain.status_code == 200 and plain.json()["boolean"] is True
+
+
+def test_values_xml_cannot_carry_are_refused_in_xml_and_kept_in_other_formats(url):
+    """A control character used to be written raw into SPARQL XML and RDF/XML,
+    which every XML parser then rejected."""
+    stored = httpx.post(f"{url}/sparql", data={"update": f'INSERT DATA {{ <{EX}c> <{EX}p> "a\\u0001b" }}'})
+    assert stored.status_code == 204
+    select = f"SELECT ?o {{ <{EX}c> <{EX}p> ?o }}"
+    many = f"SELECT ?o {{ <{EX}c> <{EX}p> ?o . VALUES ?n {{ {' '.join(map(str, range(400)))} }} }}"
+    for query in (select, many):  # many: the streamed path, refused before its first byte
+        xml = httpx.get(f"{url}/sparql", params={"query": query},
+                        headers={"Accept": "application/sparql-results+xml"})
+        assert xml.status_code == 406 and "U+0001" in xml.text
+    json = httpx.get(f"{url}/sparql", params={"query": select},
+                     headers={"Accept": "application/sparql-results+json"})
+    assert json.json()["results"]["bindings"][0]["o"]["value"] == "a\x01b"
+    construct = f"CONSTRUCT WHERE {{ <{EX}c> ?p ?o }}"
+    rdfxml = httpx.get(f"{url}/sparql", params={"query": construct},
+                       headers={"Accept": "application/rdf+xml"})
+    assert rdfxml.status_code == 406 and "U+0001" in rdfxml.text
+    ntriples = httpx.get(f"{url}/sparql", params={"query": construct},
+                         headers={"Accept": "application/n-triples"})
+    assert ntriples.status_code == 200
+    [read] = pyoxigraph.parse(ntriples.content, format=pyoxigraph.RdfFormat.N_TRIPLES)
+    assert read.object.value == "a\x01b"
+
+
+def test_a_failed_load_names_the_status_not_the_remote_body(serve):
+    """LOAD used to echo the fetched body (and any exception text) in its error."""
+    url = serve(Store(), outbound_allowed=("127.0.0.0/8",))
+    missing = f"{url}/store?graph={EX}no-such-graph"
+    response = httpx.post(f"{url}/sparql", data={"update": f"LOAD <{missing}>"})
+    assert response.status_code == 400
+    assert "remote endpoint failed: it answered HTTP 404" in response.text
+    assert "no-such-graph>" not in response.text.split("failed:", 1)[1]

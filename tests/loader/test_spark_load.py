@@ -211,3 +211,15 @@ def test_existing_output_is_not_overwritten(spark, tmp_path):
     with pytest.raises(LoadError, match="already exists"):
         _load(spark, ["people.nt"], tmp_path / "store")
     assert (tmp_path / "store" / "keep.txt").read_text() == "mine"
+
+
+def test_lines_that_are_not_utf8_are_bad_lines_with_their_numbers(spark, tmp_path):
+    """They used to end in a UnicodeDecodeError traceback that --skip-invalid did not skip."""
+    with pytest.raises(LoadError, match=r"broken_utf8\.nt:2: malformed .*bad \\xff\\xfe here"):
+        _load(spark, ["broken_utf8.nt"], tmp_path / "refused")
+    report = _load(spark, ["broken_utf8.nt"], tmp_path / "store", skip_invalid=True)
+    assert report.invalid_lines == 2 and report.triples == 2
+    assert sorted(s.split(": ")[0].rsplit("/", 1)[-1] for s in report.invalid_samples) == \
+        ["broken_utf8.nt:2", "broken_utf8.nt:4"]
+    opened = Store.open(tmp_path / "store")
+    assert opened.terms.lookup(Literal("fine")) > 0

@@ -25,9 +25,24 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import httpx
+
 #: request header carrying how many SERVICE calls led to this request
 DEPTH_HEADER = "X-Rivulet-Service-Depth"
 _depth: ContextVar[int] = ContextVar("service_depth", default=0)
+
+
+def remote_failure(exc: Exception) -> str:
+    """What to tell a client about a failed outbound call: the kind of
+    failure and the remote status, never the remote body nor the local
+    exception's text (which would let a client probe the network)."""
+    if isinstance(exc, httpx.TimeoutException):
+        return "remote endpoint failed: it did not answer in time"
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"remote endpoint failed: it answered HTTP {exc.response.status_code}"
+    if isinstance(exc, httpx.HTTPError):
+        return "remote endpoint failed: no connection could be made or it broke off"
+    return "remote endpoint failed: its answer could not be read"
 
 
 class OutboundRefused(Exception):

@@ -16,7 +16,13 @@ import numpy as np
 from engine.rdf import IRI
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
-from engine.sparql.exec.outbound import DEPTH_HEADER, OutboundPolicy, OutboundRefused, outgoing_depth
+from engine.sparql.exec.outbound import (
+    DEPTH_HEADER,
+    OutboundPolicy,
+    OutboundRefused,
+    outgoing_depth,
+    remote_failure,
+)
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions, concat
 from engine.sparql.expr import ExprError
@@ -68,16 +74,17 @@ class ServiceClient:
             if node.silent:
                 return Solutions.unit()
             raise ServiceRefused(f"SERVICE <{node.endpoint.value}> refused by policy: {exc}") from exc
-        except (httpx.HTTPError, ServiceError, ValueError) as exc:
+        except (httpx.HTTPError, ValueError) as exc:
             if node.silent:
                 return Solutions.unit()
-            raise ServiceError(f"SERVICE <{node.endpoint.value}> failed: {exc}") from exc
+            raise ServiceError(f"SERVICE <{node.endpoint.value}>: {remote_failure(exc)}") from exc
 
     def _fetch(self, endpoint: str, query: str, terms: QueryTerms) -> Solutions:
         headers = {"Accept": ACCEPT, DEPTH_HEADER: str(outgoing_depth())}
         response = httpx.post(endpoint, data={"query": query}, headers=headers, timeout=self.timeout)
         if response.status_code != 200:
-            raise ServiceError(f"HTTP {response.status_code}")
+            raise httpx.HTTPStatusError(f"HTTP {response.status_code}", request=response.request,
+                                        response=response)
         media = response.headers.get("content-type", "").split(";")[0].strip()
         fmt = "xml" if "xml" in media else "json"
         parsed = read_select(fmt, response.content)

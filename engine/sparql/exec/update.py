@@ -11,11 +11,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.rdf import IRI, KIND_IRI, KIND_LITERAL, BNode, Variable, fresh_bnode
+from engine.rdf import IRI, KIND_IRI, KIND_LITERAL, BNode, RdfSyntaxError, Variable, fresh_bnode
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ServiceCall
 from engine.sparql.exec.dataset import build_dataset
 from engine.sparql.exec.executor import Executor
+from engine.sparql.exec.outbound import remote_failure
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import EvalContext
@@ -184,7 +185,7 @@ class UpdateRunner:
         except Exception as exc:
             if op.silent:
                 return
-            raise UpdateError(f"LOAD <{op.source.value}> failed: {exc}") from exc
+            raise UpdateError(f"LOAD <{op.source.value}> failed: {_load_failure(exc)}") from exc
         gid = self._graph_id(op.graph)
         if not quads:
             self.txn.create(gid)
@@ -253,3 +254,15 @@ def quads_to_pattern(quads: tuple[A.Quad, ...]) -> A.Pattern:
     for graph, triples in by_graph.items():
         pattern = A.Join(pattern, A.Graph(graph, A.BGP(tuple(triples))))
     return pattern
+
+
+def _load_failure(exc: Exception) -> str:
+    """Why a LOAD failed, in words that tell the client what to fix but
+    repeat neither the fetched document nor the server's own error text."""
+    if isinstance(exc, UpdateError):
+        return str(exc)
+    if isinstance(exc, RdfSyntaxError):
+        return f"the document is not valid RDF: {exc}"
+    if isinstance(exc, OSError):
+        return "the file could not be read"
+    return remote_failure(exc)

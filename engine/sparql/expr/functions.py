@@ -21,7 +21,7 @@ from urllib.parse import quote
 from engine.rdf import IRI, RDF_LANGSTRING, XSD_DECIMAL, BNode, Literal, Term, iri_problem, resolve_iri
 from engine.sparql.expr.context import EvalContext, ExprError
 from engine.sparql.expr.operators import number_of
-from engine.sparql.expr.xpath_regex import compile_regex, xpath_replace
+from engine.sparql.expr.xpath_regex import compile_regex, xpath_matches, xpath_replace
 from engine.sparql.expr.xsd import (
     DECIMAL,
     DOUBLE,
@@ -276,7 +276,7 @@ def _strafter(ctx: EvalContext, a: Term, b: Term) -> Literal:
 
 def _regex(ctx: EvalContext, text: Term, pattern: Term, flags: Term | None = None) -> Literal:
     regex = compile_regex(simple_arg(pattern), simple_arg(flags) if flags is not None else "")
-    return bool_literal(regex.search(string_arg(text).lexical) is not None)
+    return bool_literal(xpath_matches(string_arg(text).lexical, regex))
 
 
 def _replace(

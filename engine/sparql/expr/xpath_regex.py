@@ -6,6 +6,13 @@ that matter in practice: ``.`` does not match ``\\r``, ``$`` without the
 comments, ``q`` quotes the whole pattern, ``\\p{..}`` names Unicode categories
 and the replacement string uses ``$1``. Patterns are translated once and the
 compiled result is cached, because the same pattern is applied to every row.
+
+Matching uses the ``regex`` module rather than ``re`` because a backtracking
+match can take exponential time (``^(a|aa)+$`` over forty letters), and only
+``regex`` can stop a match part way: each match runs for a time slice with
+the GIL released, and when the slice runs out the query's checkpoint is
+asked whether to go on (it raises past the time limit or when the client
+left). Slices double, so a long match costs at most twice its own time.
 """
 
 from __future__ import annotations
@@ -13,11 +20,21 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
+
+import regex
 
 from engine.sparql.expr.context import ExprError
+from engine.store import checkpoint
 
-_FLAG_BITS = {"s": re.DOTALL, "m": re.MULTILINE, "i": re.IGNORECASE, "x": 0, "q": 0}
+T = TypeVar("T")
+
+#: seconds a match may run before the query's checkpoint is first asked
+FIRST_SLICE = 0.05
+
+_FLAG_BITS = {"s": regex.DOTALL, "m": regex.MULTILINE, "i": regex.IGNORECASE, "x": 0, "q": 0}
 
 _CATEGORIES = frozenset(
     "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po "
@@ -122,7 +139,7 @@ def _translate(pattern: str, dotall: bool, multiline: bool, extended: bool) -> s
 
 
 @lru_cache(maxsize=1024)
-def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+def compile_regex(pattern: str, flags: str = "") -> regex.Pattern:
     """Compile an XPath pattern with XPath flags; ExprError when either is invalid."""
     bits = 0
     for flag in flags:
@@ -131,12 +148,12 @@ def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
         bits |= _FLAG_BITS[flag]
     if "q" in flags:
         translated = re.escape(pattern)
-        bits &= re.IGNORECASE
+        bits &= regex.IGNORECASE
     else:
         translated = _translate(pattern, "s" in flags, "m" in flags, "x" in flags)
     try:
-        return re.compile(translated, bits)
-    except (re.error, OverflowError) as exc:
+        return regex.compile(translated, bits | regex.VERSION0)
+    except (regex.error, OverflowError) as exc:
         raise ExprError(f"invalid regex {pattern!r}: {exc}") from exc
 
 
@@ -178,19 +195,37 @@ def _replacement_parts(replacement: str, groups: int) -> tuple[str | int, ...]:
     return tuple(parts)
 
 
-def xpath_replace(text: str, regex: re.Pattern[str], replacement: str) -> str:
-    """fn:replace: every non-overlapping match replaced, unmatched groups as ""."""
-    if regex.search("") is not None:
-        raise ExprError("REPLACE pattern matches the empty string")
-    parts = _replacement_parts(replacement, regex.groups)
+def _bounded(match: Callable[[float], T]) -> T:
+    """``match(slice)`` with doubling time slices until it finishes, asking
+    the query's checkpoint between slices."""
+    seconds = FIRST_SLICE
+    while True:
+        try:
+            return match(seconds)
+        except TimeoutError:
+            checkpoint()
+            seconds *= 2
 
-    def substitute(match: re.Match[str]) -> str:
+
+def xpath_matches(text: str, pattern: regex.Pattern) -> bool:
+    """fn:matches: does ``pattern`` match anywhere in ``text``."""
+    search = pattern.search
+    return _bounded(lambda seconds: search(text, None, None, True, False, seconds)) is not None
+
+
+def xpath_replace(text: str, pattern: regex.Pattern, replacement: str) -> str:
+    """fn:replace: every non-overlapping match replaced, unmatched groups as ""."""
+    if pattern.search("") is not None:
+        raise ExprError("REPLACE pattern matches the empty string")
+    parts = _replacement_parts(replacement, pattern.groups)
+
+    def substitute(match: regex.Match) -> str:
         pieces = []
         for part in parts:
             if isinstance(part, str):
                 pieces.append(part)
-            elif part <= regex.groups:
+            elif part <= pattern.groups:
                 pieces.append(match.group(part) or "")
         return "".join(pieces)
 
-    return regex.sub(substitute, text)
+    return _bounded(lambda seconds: pattern.sub(substitute, text, concurrent=True, timeout=seconds))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Sequence
 
-from engine.rdf import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term, check_xml_text
 
 NS = "http://www.w3.org/2005/sparql-results#"
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
@@ -27,11 +27,11 @@ _ATTR_ESCAPES = str.maketrans(
 
 
 def _text(value: str) -> str:
-    return value.translate(_TEXT_ESCAPES)
+    return check_xml_text(value).translate(_TEXT_ESCAPES)
 
 
 def _attr(value: str) -> str:
-    return value.translate(_ATTR_ESCAPES)
+    return check_xml_text(value).translate(_ATTR_ESCAPES)
 
 
 def _term_xml(term: Term) -> str:
@@ -48,11 +48,12 @@ def _term_xml(term: Term) -> str:
 
 
 def write_select(variables: list[str], rows: Iterable[Sequence[Term | None]]) -> Iterator[bytes]:
-    """Yield the XML document for a SELECT result in chunks."""
+    """Yield the XML document for a SELECT result in chunks. The head goes
+    out with the first solutions, so that a value XML cannot carry among
+    them (:class:`NotXmlText`) is met before anything is sent."""
     head = "".join(f'<variable name="{_attr(var)}"/>' for var in variables)
-    yield (_HEADER + "<head>" + head + "</head>\n<results>\n").encode()
     names = [_attr(var) for var in variables]
-    parts: list[str] = []
+    parts: list[str] = [_HEADER + "<head>" + head + "</head>\n<results>\n"]
     count = 0
     for row in rows:
         parts.append("<result>")
