@@ -25,7 +25,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from engine.rdf.terms import IRI, XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, BNode, Literal, Term
+from engine.rdf.terms import (
+    IRI,
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    BNode,
+    Literal,
+    Term,
+    iri_problem,
+)
 
 # ------------------------------------------------------------------ escapes
 _UNESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
@@ -185,8 +195,14 @@ def _shorthand(text: str) -> Literal:
 
 
 def canonical(text: str) -> str:
-    """The store's spelling of an N-Triples term string."""
-    return format_term(parse_term(text))
+    """The store's spelling of an N-Triples term string; ValueError when an
+    escape spells something a term cannot hold (a surrogate, a space in an IRI)."""
+    term = parse_term(text)
+    iri = term.value if isinstance(term, IRI) else term.datatype if isinstance(term, Literal) else None
+    problem = iri_problem(iri) if iri else None
+    if problem is not None:
+        raise ValueError(f"{text} is not a term: {problem}")
+    return format_term(term)
 
 
 # ------------------------------------------------------- reading statements
@@ -217,23 +233,37 @@ def parse_statement(text: str, line: int = 1) -> tuple[Term, Term, Term, Term | 
         raise NTriplesError(f"not an N-Triples/N-Quads statement: {text.strip()[:80]!r}", line)
     g = m.groups()
     try:
-        subject: Term = IRI(unescape(g[0])) if g[0] is not None else BNode(g[1])
-        predicate = IRI(unescape(g[2]))
+        subject: Term = _statement_iri(g[0]) if g[0] is not None else BNode(g[1])
+        predicate = _statement_iri(g[2])
         if g[3] is not None:
-            obj: Term = IRI(unescape(g[3]))
+            obj: Term = _statement_iri(g[3])
         elif g[4] is not None:
             obj = BNode(g[4])
         else:
-            datatype = unescape(g[7]) if g[7] is not None else None
+            datatype = _statement_iri(g[7]).value if g[7] is not None else None
             obj = Literal(unescape(g[5]), datatype, g[6])
         graph: Term | None = None
         if g[8] is not None:
-            graph = IRI(unescape(g[8]))
+            graph = _statement_iri(g[8])
         elif g[9] is not None:
             graph = BNode(g[9])
     except ValueError as exc:
         raise NTriplesError(str(exc), line) from exc
     return subject, predicate, obj, graph
+
+
+def _statement_iri(raw: str) -> IRI:
+    """The IRI a statement spells between ``<`` and ``>``: absolute, and
+    without escapes that spell characters an IRI excludes (``\\u0020``)."""
+    if "\\" not in raw:
+        if ":" not in raw:
+            raise ValueError(f"<{raw}> is not an absolute IRI")
+        return IRI(raw)
+    value = unescape(raw)
+    problem = iri_problem(value)
+    if problem is not None:
+        raise ValueError(f"<{raw}> is not an IRI: {problem}")
+    return IRI(value)
 
 
 def parse_lines(text: str) -> Iterator[tuple[int, tuple[Term, Term, Term, Term | None]]]:

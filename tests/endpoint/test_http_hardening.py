@@ -140,6 +140,21 @@ def test_escapes_that_are_not_unicode_scalar_values_are_refused(url, escape):
     assert triples(url) == 2
 
 
+@pytest.mark.parametrize("iri", ["http://x/a\\u0020b", "http://x/a\\u003Eb", "relative"])
+def test_iris_that_escapes_make_invalid_or_relative_are_refused(url, iri):
+    """They used to be stored from stream items, and then broke N-Triples and Turtle answers."""
+    line = f'<{EX}a> <{EX}p> <{iri}> .\n'
+    upload = httpx.post(f"{url}/store", params={"graph": f"{EX}up"}, content=line,
+                        headers={"Content-Type": "application/n-triples"})
+    assert upload.status_code == 400
+    register_counter(url)
+    for body, headers in (("100 " + line, {"Content-Type": "application/x-timestamped-ntriples"}),
+                          (line, {"Content-Type": "application/n-triples", "X-Timestamp": "100"})):
+        item = httpx.post(f"{url}/streams/s", content=body, headers=headers)
+        assert item.status_code == 400 and "IRI" in item.text
+    assert triples(url) == 2
+
+
 def test_bodies_over_the_limit_are_413_and_change_nothing(serve):
     store = Store()
     url = serve(store, max_body_bytes=1000)

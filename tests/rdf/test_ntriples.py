@@ -84,3 +84,24 @@ def test_a_statement_is_read_with_its_escapes_resolved():
     with pytest.raises(NTriplesError) as error:
         parse_statement('<http://a> <http://p> "bad \\q" .', line=7)
     assert error.value.line == 7
+
+
+@pytest.mark.parametrize("statement", [
+    '<http://a/x\\u0020y> <http://p> "o" .',          # an escape spelling a space
+    '<http://a> <http://p> <http://a/\\u003E> .',      # ... or '>'
+    '<http://a> <http://p> <relative> .',
+    '<http://a> <http://p> "1"^^<integer> .',
+    '<http://a> <http://p> "o" <graph> .',
+])
+def test_statements_whose_iris_are_not_absolute_iris_are_refused(statement):
+    """They used to be stored, and then broke every N-Triples or Turtle answer holding them."""
+    with pytest.raises(NTriplesError, match="IRI"):
+        parse_statement(statement, line=3)
+
+
+def test_canonical_refuses_escapes_that_make_an_iri_invalid():
+    assert canonical("<http://a/\\u00E9>") == "<http://a/\u00e9>"
+    with pytest.raises(ValueError, match="not allowed in an IRI"):
+        canonical("<http://a/x\\u0020y>")
+    with pytest.raises(ValueError, match="not allowed in an IRI"):
+        canonical('"1"^^<http://a/\\u007Bt>')
