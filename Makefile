@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lint: install
-	$(PY) -m ruff check engine endpoint tests benchmarks
+	$(PY) -m ruff check engine endpoint tests benchmarks migrations
 
 test: lint
 	$(PY) -m pytest -q
@@ -24,9 +24,11 @@ conformance: install
 	$(PY) -m tests.harness.w3c
 
 # the console on http://127.0.0.1:8000/ and the endpoint on /sparql, with the demo
-# dataset (endpoint/demo/rivers.trig, installed with the package) loaded
+# dataset (endpoint/demo/rivers.trig, installed with the package) loaded on first
+# start; everything written is kept in $(DATA_DIR) across restarts
+DATA_DIR ?= .rivulet-data
 run: install
-	$(VENV)/bin/rivulet serve --demo
+	$(VENV)/bin/rivulet serve --demo --data-dir $(DATA_DIR)
 
 bench: install
 	$(PY) -m benchmarks.parse_time

@@ -47,6 +47,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="load the demo dataset installed with the package (European rivers and "
                             "gauge readings; what 'make run' serves)")
     serve.add_argument("--store", metavar="DIR", help="open a store written by 'rivulet load'")
+    serve.add_argument("--data-dir", metavar="DIR",
+                       help="keep everything in DIR (checkpoints, write-ahead log, catalog) and recover "
+                            "from it at start; --data and --demo are loaded only into a new DIR "
+                            "(default: in memory, nothing survives a restart)")
+    serve.add_argument("--catalog", metavar="URL",
+                       help="catalog database URL, e.g. postgresql+psycopg://user@host/db (default: "
+                            "SQLite in the data directory)")
+    serve.add_argument("--sync", choices=("always", "none"), default="always",
+                       help="'always' (default): every acknowledged write is on disk before its answer; "
+                            "'none': written to the operating system only (survives a killed server, "
+                            "not a power cut)")
+    serve.add_argument("--checkpoint-mb", type=float, default=64.0, metavar="MB",
+                       help="take a checkpoint in the background once the log holds this many MB "
+                            "(default 64)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--timeout", type=float, default=30.0,
@@ -103,12 +117,16 @@ def build_store(args: argparse.Namespace) -> tuple[Store, Path | None]:
         store = Store.open(directory)
     else:
         store = Store()
+    _add_service_aliases(store, args)
+    return store, directory
+
+
+def _add_service_aliases(store: Store, args: argparse.Namespace) -> None:
     for alias in args.service_alias:
         iri, sep, url = alias.partition("=")
         if not sep or not iri or not url:
             raise SystemExit(f"--service-alias expects IRI=URL, got {alias!r}")
         store.service_endpoints[iri] = url
-    return store, directory
 
 
 def load_in_child(files: list[Path], directory: Path) -> None:
@@ -160,6 +178,7 @@ def worker_app():
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines at every start say nothing
     settings = Settings(
         query_timeout=args.timeout,
         workers=args.workers,
@@ -178,7 +197,19 @@ def run(args: argparse.Namespace) -> int:
     if args.processes > 1 and args.store and data_files(args):
         raise SystemExit("rivulet serve: with --processes above 1, give either --store or --data: files "
                          "added to an opened store live in one process's memory")
-    store, directory = build_store(args)
+    data = None
+    if args.data_dir:
+        if args.store or args.processes > 1:
+            raise SystemExit("rivulet serve: --data-dir cannot be combined with --store or --processes")
+        data = open_data_directory(args)
+        store, directory, streams = data.store, None, data.engine
+    else:
+        if args.catalog:
+            raise SystemExit("rivulet serve: --catalog needs --data-dir")
+        log.warning("no --data-dir: the store, streams and queries live in memory; nothing "
+                    "written survives a restart")
+        store, directory = build_store(args)
+        streams = None
     host = f"[{args.host}]" if ":" in args.host else args.host
     base = f"http://{host}:{args.port}"
     print(f"Rivulet: {len(store)} triples; console at {base}/ ; SPARQL endpoint {base}/sparql "
@@ -192,5 +223,19 @@ def run(args: argparse.Namespace) -> int:
             "service_endpoints": dict(store.service_endpoints)})
         uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes, **common)
         return 0
-    uvicorn.run(create_app(store, settings), **common)
+    try:
+        uvicorn.run(create_app(store, settings, streams), **common)
+    finally:
+        if data is not None:
+            data.close()
     return 0
+
+
+def open_data_directory(args: argparse.Namespace):
+    """Recover the data directory (loading --data/--demo into a new one)."""
+    from engine.durability import DataDirectory
+
+    data = DataDirectory.open(Path(args.data_dir), args.catalog, sync=args.sync == "always",
+                              checkpoint_mb=args.checkpoint_mb, initial_files=data_files(args))
+    _add_service_aliases(data.store, args)
+    return data

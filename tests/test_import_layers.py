@@ -30,11 +30,13 @@ ROOTS = ("engine", "endpoint")
 LAYERS: dict[str, int] = {
     "engine.rdf": 0,
     "engine.store": 1,
+    "engine.catalog": 1,
     "engine.loader": 1,
     "engine.sparql": 2,
     "engine.api": 3,
     "engine.stream": 4,
-    "endpoint": 5,
+    "engine.durability": 5,
+    "endpoint": 6,
 }
 
 #: packages placed by their own name only, so that each package inside must be placed

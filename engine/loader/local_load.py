@@ -14,11 +14,12 @@ parse's transient memory leaves with the child.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
-from engine.rdf import canonical_nquads, split_nquads
+from engine.rdf import SpelledQuads, canonical_nquads, split_nquads
 from engine.store import CompactTermDictionary, triples_by_graph
 from engine.store.csr import build_adjacency
 from engine.store.layout import DIRECTIONS, TERMS, Manifest, adjacency_dir
@@ -28,14 +29,21 @@ def build_store_directory(files: list[Path], target: Path) -> Manifest:
     """Load ``files`` (syntax from each suffix; TriG and N-Quads fill named
     graphs) into a new store directory ``target``. Written beside the target
     and renamed into place, so a failed load leaves nothing behind."""
+    parsed = (split_nquads(canonical_nquads(path)) for path in files)
+    return write_store_directory(parsed, target, [str(f) for f in files])
+
+
+def write_store_directory(parts: Iterable[SpelledQuads], target: Path, sources: list[str]) -> Manifest:
+    """Write statements already in the store's spelling (blank node labels
+    kept as they are) as the new store directory ``target``."""
     if target.exists():
         raise FileExistsError(f"{target} exists; a store directory is built new")
     work = target.with_name(target.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     terms = CompactTermDictionary()
     columns: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-    for path in files:
-        for gid, triples in triples_by_graph(terms, split_nquads(canonical_nquads(path))).items():
+    for quads in parts:
+        for gid, triples in triples_by_graph(terms, quads).items():
             columns.setdefault(gid, []).append(triples)
     work.mkdir(parents=True)
     terms.arrays.save(work / TERMS)
@@ -51,7 +59,7 @@ def build_store_directory(files: list[Path], target: Path) -> Manifest:
                 np.save(folder / f"{name}.npy", array)
         counts[str(gid)] = len(arrays["neighbours"])
     manifest = Manifest(triples=sum(counts.values()), terms=len(terms), shards=1, graphs=counts,
-                        sources=[str(f) for f in files])
+                        sources=sources)
     manifest.write(work)
     work.rename(target)
     return manifest

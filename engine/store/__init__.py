@@ -23,6 +23,7 @@ from engine.store.base_store import open_quad_store
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph, Matches
+from engine.store.journal import Change, Journal
 from engine.store.layered_graph import NO_STREAM, Delta, LayeredGraph
 from engine.store.memory_graph import EMPTY, MemoryGraph, expand_ranges
 from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot, Transaction, triples_by_graph
@@ -48,6 +49,8 @@ __all__ = [
     "expand_ranges",
     "QuadStore",
     "Snapshot",
+    "Change",
+    "Journal",
     "Transaction",
     "DEFAULT_GRAPH",
     "triples_by_graph",

@@ -7,6 +7,14 @@ copies of the graphs they touch and publish a new snapshot on commit, in one
 reference swap: an update that fails part-way changes nothing, and a query
 never sees half of an update.
 
+A store may have a journal (:class:`~engine.store.journal.Journal`, the
+write-ahead log of the durability layer): a journaled transaction records
+each change it makes, the journal writes them before the new snapshot is
+published (under the write lock, so the log's order is the commit order),
+and ``commit`` returns only once the journal says they are durable (after
+the lock is released, so one disk flush can cover several writers). Stream
+absorption is not journaled here: the stream layer logs its batches itself.
+
 Stream deltas are compacted at commit, but only as far as pending windows
 allow: the stream layer hands the store those limits
 (:meth:`QuadStore.retain_timestamps`) whenever they change, so the store
@@ -24,6 +32,7 @@ from engine.rdf import SpelledQuads, TermDictionary
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
+from engine.store.journal import Change, Journal
 from engine.store.layered_graph import NO_STREAM, LayeredGraph
 from engine.store.memory_graph import MemoryGraph
 
@@ -74,10 +83,18 @@ class Transaction:
 
     store: QuadStore
     base: Snapshot
+    #: whether the changes go to the store's journal (stream absorption: no)
+    journaled: bool = True
     graphs: dict[int, Graph] = field(init=False)
+    #: the changes made, in order, for the journal
+    changes: list[Change] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         self.graphs = dict(self.base.graphs)
+
+    def _record(self, kind: str, graph_id: int, *columns: np.ndarray) -> None:
+        if self.journaled and self.store.journal is not None:
+            self.changes.append(Change(kind, graph_id, columns))
 
     def snapshot(self) -> Snapshot:
         """The state as this transaction sees it now (for WHERE clauses)."""
@@ -96,6 +113,7 @@ class Transaction:
         timestamps of stream deltas stay intact for pending windows)."""
         if len(s) == 0 and graph_id in self.graphs:
             return
+        self._record("add", graph_id, s, p, o)
         graph = self.graph(graph_id)
         if isinstance(graph, MemoryGraph) and len(graph) < DELTA_MIN:
             self.graphs[graph_id] = graph.with_changes(MemoryGraph(s, p, o), None)
@@ -108,6 +126,7 @@ class Transaction:
         (int32 IDs, both directions, about 27 bytes a triple) when the load is
         large enough; otherwise the triples are added as by :meth:`add`."""
         if len(s) >= COMPACT_MIN and len(self.graph(graph_id)) == 0:
+            self._record("add", graph_id, s, p, o)
             self.graphs[graph_id] = CompactGraph.build(s, p, o)
             return
         self.add(graph_id, s, p, o)
@@ -130,6 +149,7 @@ class Transaction:
     def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         if graph_id not in self.graphs or len(s) == 0:
             return
+        self._record("remove", graph_id, s, p, o)
         graph = self.graphs[graph_id]
         gone = MemoryGraph(s, p, o)
         if isinstance(graph, LayeredGraph):
@@ -138,13 +158,17 @@ class Transaction:
             self.graphs[graph_id] = graph.with_changes(None, gone)
 
     def create(self, graph_id: int) -> None:
+        if graph_id not in self.graphs:
+            self._record("create", graph_id)
         self.graphs.setdefault(graph_id, MemoryGraph.empty())
 
     def clear(self, graph_id: int) -> None:
         if graph_id in self.graphs:
+            self._record("clear", graph_id)
             self.graphs[graph_id] = MemoryGraph.empty()
 
     def drop(self, graph_id: int) -> None:
+        self._record("drop", graph_id)
         if graph_id == DEFAULT_GRAPH:
             self.graphs[DEFAULT_GRAPH] = MemoryGraph.empty()
         else:
@@ -154,7 +178,10 @@ class Transaction:
         """Publish the new state, compacting stream deltas as far as the
         timestamps the store must retain allow."""
         self.compact(self.store.retained_timestamps())
-        return self.store._publish(self)
+        snapshot, position = self.store._publish(self)
+        if position is not None:
+            self.store.journal.wait_durable(position)
+        return snapshot
 
 
 class QuadStore:
@@ -169,6 +196,8 @@ class QuadStore:
         #: still reads the store as of; deltas of those streams at or after it are
         #: not compacted yet (no entry: nothing to retain)
         self._retained: dict[int, int] = {}
+        #: where journaled transactions are written before they are published
+        self.journal: Journal | None = None
 
     def retain_timestamps(self, bounds: dict[int, int]) -> None:
         """Keep stream deltas apart from ``bounds[stream]`` on: the stream layer
@@ -183,11 +212,18 @@ class QuadStore:
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
-    def begin(self) -> Transaction:
-        """Start a write transaction; writers are serialised by ``commit``."""
+    def begin(self, journaled: bool = True) -> Transaction:
+        """Start a write transaction; writers are serialised by ``commit``.
+        ``journaled=False``: its changes are not written to the journal (the
+        stream layer logs the batches it absorbs itself)."""
         self._write_lock.acquire()
-        self._writer = Transaction(self, self._snapshot)
+        self._writer = Transaction(self, self._snapshot, journaled)
         return self._writer
+
+    def write_lock(self) -> threading.Lock:
+        """The lock writers hold from ``begin`` to commit (a checkpoint takes
+        it to cut the journal at a snapshot)."""
+        return self._write_lock
 
     def abort(self, txn: Transaction) -> None:
         """Give up a transaction: nothing it did becomes visible."""
@@ -195,12 +231,16 @@ class QuadStore:
             self._writer = None
             self._write_lock.release()
 
-    def _publish(self, txn: Transaction) -> Snapshot:
+    def _publish(self, txn: Transaction) -> tuple[Snapshot, int | None]:
+        """Journal the transaction's changes (if any), then publish its
+        snapshot; returns it and the journal position to wait for (None when
+        nothing was journaled). A journal that fails publishes nothing."""
         if self._writer is not txn:
             raise RuntimeError("commit of a transaction that is not the open one")
         try:
+            position = self.journal.write(self, txn.changes) if txn.changes and self.journal else None
             self._snapshot = Snapshot(dict(txn.graphs), self._snapshot.version + 1)
-            return self._snapshot
+            return self._snapshot, position
         finally:
             self._writer = None
             self._write_lock.release()

@@ -46,6 +46,19 @@ class Broadcast:
             self._subscriptions.append(subscription)
             return subscription
 
+    def retained(self) -> list[WindowEvent]:
+        """The retained events, oldest first (a checkpoint keeps them)."""
+        with self._lock:
+            return list(self._retained)
+
+    def restore(self, events: list[WindowEvent]) -> None:
+        """Retain ``events`` again after a restart, so that clients resume
+        with ``Last-Event-ID`` as if the server had never stopped."""
+        with self._lock:
+            self._retained.extend(events)
+            if events:
+                self._last_sequence = max(self._last_sequence, events[-1].sequence)
+
     def unsubscribe(self, subscription: Subscription) -> None:
         """Forget a subscription whose consumer went away."""
         with self._lock:

@@ -48,6 +48,15 @@ class StreamDefinition:
             "idle_lag_ms": self.idle_lag_ms,
         }
 
+    @classmethod
+    def from_json(cls, data: dict) -> StreamDefinition:
+        """The definition :meth:`to_json` wrote (the catalog and the log keep it so)."""
+        timeless = data.get("timeless")
+        return cls(data["name"], IRI(data["iri"]), frozenset(data.get("timing", ())),
+                   None if timeless is None else frozenset(timeless),
+                   IRI(data["graph"]) if data.get("graph") else None,
+                   data.get("idle", "none"), int(data.get("idle_lag_ms", 1000)))
+
 
 @dataclass
 class StreamState:

@@ -48,3 +48,11 @@ class ReportPolicy:
             return list(result.elements())
         delta = gained - lost if self.report == "ISTREAM" else lost - gained
         return list(delta.elements())
+
+    def previous_rows(self) -> Counter:
+        """The previous window's rows (what the next report is compared with)."""
+        return Counter(self._previous)
+
+    def restore(self, previous: Counter) -> None:
+        """Compare the next window with ``previous`` (kept across a restart)."""
+        self._previous = Counter(previous)

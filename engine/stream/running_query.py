@@ -11,6 +11,8 @@ and numbers the events; the stream engine calls it under its lock.
 from __future__ import annotations
 
 import time
+from collections import Counter
+from dataclasses import dataclass
 
 from engine.sparql.exec import Executor, QueryTerms, Solutions, construct, merged
 from engine.sparql.expr import EvalContext
@@ -32,6 +34,16 @@ from engine.stream.window_dataset import (
     timestamp_function,
     window_dataset,
 )
+
+
+@dataclass
+class QueryProgress:
+    """What a restart needs to resume a query where it stopped."""
+
+    next_index: int | None
+    sequence: int
+    previous_rows: Counter
+    events: list[WindowEvent]
 
 
 class RunningQuery:
@@ -130,6 +142,19 @@ class RunningQuery:
         self.schedule.advance()
         self.last_evaluation_ms = elapsed_ms
         return event
+
+    def progress(self) -> QueryProgress:
+        """Where this query stands, for a checkpoint."""
+        return QueryProgress(self.schedule.next_index, self.sequence, self.policy.previous_rows(),
+                             self.broadcast.retained())
+
+    def resume(self, progress: QueryProgress) -> None:
+        """Continue from a checkpoint's ``progress``: the next window is the
+        first one not reported, numbered after the last one reported."""
+        self.schedule.next_index = progress.next_index
+        self.sequence = progress.sequence
+        self.policy.restore(progress.previous_rows)
+        self.broadcast.restore(progress.events)
 
     def publish(self, event: WindowEvent) -> None:
         self.broadcast.publish(event)

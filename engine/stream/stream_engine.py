@@ -12,6 +12,12 @@ queries is ingested into their output streams, which may fire more queries.
 Last, transient data and stored deltas that no window can reach any more are
 freed or compacted.
 
+With a journal (:class:`StreamJournal`, the durability layer's write-ahead
+log), every batch, declaration, registration and unregistration is written
+to it under the lock before it is applied, in the order applied, and the
+call returns once the journal says it is durable (waited for outside the
+lock, so one disk flush covers several requests).
+
 Events leave through each query's :class:`~engine.stream.broadcast.Broadcast`
 into subscriber queues that consumers drain on their own side: under its lock
 the engine never runs a consumer's code. Callers make one call per request
@@ -24,6 +30,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -54,6 +61,16 @@ MAX_WINDOWS_AT_ONCE = 100_000
 IDLE_TICK_SECONDS = 0.1
 
 
+class StreamJournal(Protocol):
+    """Where the engine's acknowledged changes are logged before they apply."""
+
+    def log_batch(self, name: str, items: list[tuple[int, Sequence]]) -> int: ...
+    def log_declare(self, definition: StreamDefinition) -> int: ...
+    def log_register(self, text: str, base: str | None) -> int: ...
+    def log_unregister(self, name: str) -> int: ...
+    def wait_durable(self, position: int) -> None: ...
+
+
 class StreamEngine:
     """Streams and continuous queries over one :class:`engine.api.Store`."""
 
@@ -73,6 +90,16 @@ class StreamEngine:
         self._shape_ids: dict[tuple, int] = {}
         self._idle_clock: threading.Thread | None = None
         self._closed = threading.Event()
+        #: where changes are logged before they apply (None: nothing is durable)
+        self.journal: StreamJournal | None = None
+
+    def lock(self) -> threading.RLock:
+        """The engine's lock (a checkpoint holds it to cut the log at a consistent point)."""
+        return self._lock
+
+    def _durable(self, position: int | None) -> None:
+        if position is not None and self.journal is not None:
+            self.journal.wait_durable(position)
 
     # ---------------------------------------------------------------- streams
     def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
@@ -82,6 +109,13 @@ class StreamEngine:
             if other is not None and other.definition.name != definition.name:
                 raise DuplicateName(f"stream IRI <{definition.iri.value}> is already declared "
                                     f"as {other.definition.name!r}")
+            position = self.journal.log_declare(definition) if self.journal is not None else None
+            declared = self._declare(definition)
+        self._durable(position)
+        return declared
+
+    def _declare(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
+        with self._lock:
             encode = self.store.terms.encode
             timing_ids = np.array([encode(IRI(p)) for p in definition.timing], dtype=np.int64)
             timeless_ids = (None if definition.timeless is None else
@@ -130,14 +164,17 @@ class StreamEngine:
             stamped = self._check_order(state, list(items), int(received * 1000))
             if stamped:
                 self._check_jump(state, stamped[-1][0])
+            position = self.journal.log_batch(name, stamped) if self.journal and stamped else None
             events = self._ingest(state, stamped, received)
-            return {
+            summary = {
                 "stream": name,
                 "items": len(stamped),
                 "triples": sum(len(t) for _, t in stamped),
                 "watermark_ms": state.watermark,
                 "windows_fired": len(events),
             }
+        self._durable(position)
+        return summary
 
     def _check_jump(self, state: StreamState, watermark: int) -> None:
         """Refuse a watermark that would make one query report more than
@@ -193,7 +230,7 @@ class StreamEngine:
         data_items = [(ts, triples) for ts, triples in items if len(triples)]
         flat: list = []
         if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
-            txn = quad_store.begin()
+            txn = quad_store.begin(journaled=False)
             try:
                 encode = terms.encode_transient
                 flat = [
@@ -227,24 +264,35 @@ class StreamEngine:
     def register(self, text: str, base: str | None = None) -> RunningQuery:
         """Parse, plan and register a continuous query (once: it is a stored procedure)."""
         spec = parse_registration(text, base)
-        return self.register_parsed(spec)
+        return self.register_parsed(spec, base)
 
-    def register_parsed(self, spec: ContinuousQuery) -> RunningQuery:
+    def register_parsed(self, spec: ContinuousQuery, base: str | None = None) -> RunningQuery:
         with self._lock:
             if spec.name in self.queries:
                 raise DuplicateName(f"a query named {spec.name!r} is already registered")
-            streams = []
-            for window in spec.windows:
-                state = self._stream_by_iri(window.stream)
-                if state is None:
-                    raise UnknownStream(f"unknown stream <{window.stream.value}>: declare it first "
-                                        "(PUT /streams/{name})")
-                streams.append(state)
+            self._check_streams(spec)
+            position = self.journal.log_register(spec.text, base) if self.journal is not None else None
+            running = self._register(spec)
+        self._durable(position)
+        return running
+
+    def _check_streams(self, spec: ContinuousQuery) -> None:
+        """Refuse a registration before it is logged: its streams must exist."""
+        for window in spec.windows:
+            if self._stream_by_iri(window.stream) is None:
+                raise UnknownStream(f"unknown stream <{window.stream.value}>: declare it first "
+                                    "(PUT /streams/{name})")
+        if spec.output_stream is not None and spec.query.form != "CONSTRUCT":
+            raise BadRegistration("REGISTER STREAM needs a CONSTRUCT query")
+
+    def _register(self, spec: ContinuousQuery) -> RunningQuery:
+        """Register a query :meth:`_check_streams` has accepted."""
+        with self._lock:
+            streams = [self._stream_by_iri(window.stream) for window in spec.windows]
             if spec.output_stream is not None:
-                if spec.query.form != "CONSTRUCT":
-                    raise BadRegistration("REGISTER STREAM needs a CONSTRUCT query")
                 if self._stream_by_iri(spec.output_stream) is None:
-                    self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
+                    # part of the registration: replaying it declares the stream again
+                    self._declare(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
             running = RunningQuery(spec, streams, self.retain_events, self.incremental)
             if running.shape is not None:
                 running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))
@@ -254,11 +302,13 @@ class StreamEngine:
 
     def unregister(self, name: str) -> None:
         with self._lock:
-            running = self.queries.pop(name, None)
-            if running is None:
+            if name not in self.queries:
                 raise UnknownQuery(f"unknown query {name!r}")
+            position = self.journal.log_unregister(name) if self.journal is not None else None
+            running = self.queries.pop(name)
             running.close()
             self._reclaim()
+        self._durable(position)
 
     def query(self, name: str) -> RunningQuery:
         running = self.queries.get(name)

@@ -30,7 +30,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: what the wheel is built from: the build configuration and the installed folders
-SOURCES = ["pyproject.toml", "README.md", "engine", "endpoint", "static"]
+SOURCES = ["pyproject.toml", "README.md", "engine", "endpoint", "static", "migrations"]
 STATIC = REPO / "static"
 BUILD_SECONDS = 120
 START_SECONDS = 60
@@ -192,3 +192,25 @@ def test_installed_server_answers_from_the_demo_dataset(installed):
                          headers={"Accept": "text/csv"}, timeout=10)
     assert response.status_code == 200
     assert response.text.split() == ["river", "http://example.org/rivers/Danube"]
+
+
+#: opens a catalog in the installed environment, then names its migrations folder and its tables
+CATALOG_PROBE = """
+import sqlite3, sys
+from pathlib import Path
+from engine.catalog import Catalog
+from engine.catalog.connection import migrations_directory
+Catalog.for_directory(Path(sys.argv[1])).close()
+print(migrations_directory())
+tables = sqlite3.connect(Path(sys.argv[1]) / "catalog.sqlite").execute(
+    "SELECT name FROM sqlite_master WHERE type = 'table'")
+print(",".join(sorted(name for (name,) in tables)))
+"""
+
+
+def test_the_installed_catalog_migrates_with_the_wheels_migrations(installed, tmp_path):
+    where, tables = _run([installed.venv / "bin" / "python", "-c", CATALOG_PROBE, tmp_path],
+                         cwd=installed.venv, env=_isolated_environment()).split()
+    assert Path(where).is_relative_to(installed.venv), where
+    assert (Path(where) / "script.py.mako").is_file()
+    assert tables == "alembic_version,checkpoints,graphs,queries,streams,tokens"

@@ -1,0 +1,15 @@
+"""Durability: a data directory holding checkpoints, a write-ahead log and the catalog.
+
+- :mod:`~engine.durability.wal`: the log (framing, torn-record detection, group commit).
+- :mod:`~engine.durability.records`: what each record holds and how it is applied again.
+- :mod:`~engine.durability.checkpoint`: a store snapshot written as a compact store directory.
+- :mod:`~engine.durability.data_directory`: recovery at start, journaling, checkpoints.
+
+This layer sits above the store, the stream engine and the catalog: they
+know only the journal protocols they call (``engine.store.Journal``,
+``engine.stream.stream_engine.StreamJournal``).
+"""
+
+from engine.durability.data_directory import DataDirectory, Recovery
+
+__all__ = ["DataDirectory", "Recovery"]

@@ -1,0 +1,358 @@
+"""A server's durable state in one directory: checkpoints, the log, the catalog.
+
+Layout::
+
+    DIR/catalog.sqlite             the catalog (unless another URL is given)
+    DIR/checkpoints/<LSN>/         store directories, one per checkpoint (the newest is used)
+    DIR/wal/<first LSN>.log        log segments
+    DIR/wal/<LSN>.carry            stream batches older than the checkpoint that pending windows still read
+
+Start-up (:meth:`DataDirectory.open`) is recovery: the newest checkpoint
+the catalog names is mapped; the streams and queries that existed then are
+declared and registered again and resumed where that checkpoint left them
+(next window, last event number, the previous window's rows, the retained
+events); the stream batches the pending windows still read are replayed
+(their stored triples are in the checkpoint already; the windows need their
+timing triples); then every log record after the checkpoint is applied in
+order: transactions, batches (which fire the windows that were due, with
+the same numbers), declarations and (un)registrations. Only then does the
+server accept requests, with the store and the stream engine journaling to
+the log.
+
+A checkpoint (:meth:`DataDirectory.checkpoint`, run by a background thread
+when the log passes a size) holds the stream engine's lock and the store's
+write lock only to take a snapshot, note the engine's progress and start a
+new log segment; writing the store directory, the carried batches and the
+catalog row happens outside them, so readers and writers go on. The catalog
+row is the commit point: a crash before it leaves the previous checkpoint
+and its log in force.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import shutil
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from engine.api import Store
+from engine.catalog import Catalog
+from engine.durability import records
+from engine.durability.checkpoint import write_checkpoint
+from engine.durability.wal import WriteAheadLog, frame, fsync_directory, read_segment
+from engine.rdf import format_term, parse_term
+from engine.store import Change
+from engine.stream import StreamDefinition, StreamEngine
+from engine.stream.running_query import QueryProgress
+
+log = logging.getLogger("rivulet.durability")
+
+CARRY_SUFFIX = ".carry"
+
+
+@dataclass
+class Recovery:
+    """What a start-up found and did (logged, and shown by tests)."""
+
+    checkpoint_lsn: int
+    records_replayed: int
+    batches_carried: int
+    seconds: float
+
+
+class DataDirectory:
+    """The durable home of one server's store, streams and queries."""
+
+    def __init__(self, path: Path, catalog: Catalog, store: Store, engine: StreamEngine,
+                 wal: WriteAheadLog, checkpoint_bytes: int) -> None:
+        self.path = path
+        self.catalog = catalog
+        self.store = store
+        self.engine = engine
+        self.wal = wal
+        self.checkpoint_bytes = checkpoint_bytes
+        self.recovery: Recovery | None = None
+        self._checkpoint_lock = threading.Lock()
+        self._closed = threading.Event()
+        self._checkpointer: threading.Thread | None = None
+
+    # ------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: Path, catalog_url: str | None = None, sync: bool = True,
+             checkpoint_mb: float = 64.0, initial_files: list[Path] | None = None,
+             engine_options: dict | None = None) -> DataDirectory:
+        """Open (creating if new) the data directory ``path`` and recover its
+        state. ``initial_files`` are loaded only into a new directory (as its
+        first checkpoint)."""
+        started = time.monotonic()
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "checkpoints").mkdir(exist_ok=True)
+        catalog = Catalog(catalog_url) if catalog_url else Catalog.for_directory(path)
+        last = catalog.last_checkpoint()
+        if last is None and initial_files:
+            directory = path / "checkpoints" / f"{0:020d}"
+            shutil.rmtree(directory, ignore_errors=True)
+            from engine.loader.local_load import build_store_directory
+
+            manifest = build_store_directory(initial_files, directory)
+            catalog.record_checkpoint(0, str(directory), manifest.triples, [], {}, {})
+            log.info("new data directory %s: loaded %d triples from %s", path, manifest.triples,
+                     ", ".join(map(str, initial_files)))
+            last = catalog.last_checkpoint()
+        elif initial_files:
+            log.info("data directory %s exists: the --data files are not loaded again "
+                     "(add data with the Graph Store protocol, LOAD or rivulet load)", path)
+        checkpoint_lsn = last.lsn if last is not None else 0
+        store = Store.open(last.directory) if last is not None else Store()
+        engine = StreamEngine(store, **(engine_options or {}))
+        replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn)
+        wal = WriteAheadLog(path / "wal", max(last_lsn, checkpoint_lsn) + 1, sync)
+        data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20))
+        store.quad_store.journal = data
+        engine.journal = data
+        data.recovery = Recovery(checkpoint_lsn, replayed, carried, time.monotonic() - started)
+        log.info("data directory %s: checkpoint %d, %d log records replayed, %d stream batches "
+                 "carried, in %.2f s", path, checkpoint_lsn, replayed, carried, data.recovery.seconds)
+        return data
+
+    # ------------------------------------------------------------ journal
+    def write(self, quad_store, changes: list[Change]) -> int:
+        """The store's journal: log one transaction (under its write lock)."""
+        return self._append(records.transaction_record(quad_store.terms, changes))
+
+    def wait_durable(self, position: int) -> None:
+        self.wal.wait_durable(position)
+
+    def log_batch(self, name: str, items: list) -> int:
+        return self._append(records.batch_record(name, items))
+
+    def log_declare(self, definition: StreamDefinition) -> int:
+        lsn = self._append(records.declare_record(definition))
+        self.catalog.save_stream(definition.name, definition.to_json(), lsn)
+        return lsn
+
+    def log_register(self, text: str, base: str | None) -> int:
+        from engine.sparql.syntax import parse_registration
+
+        lsn = self._append(records.register_record(text, base))
+        self.catalog.save_query(parse_registration(text, base).name, text, base, lsn)
+        return lsn
+
+    def log_unregister(self, name: str) -> int:
+        lsn = self._append(records.unregister_record(name))
+        self.catalog.drop_query(name, lsn)
+        return lsn
+
+    def _append(self, payload: bytes) -> int:
+        lsn = self.wal.append(payload)
+        if self.wal.bytes_since_rotation > self.checkpoint_bytes:
+            self._start_checkpointer()
+        return lsn
+
+    # --------------------------------------------------------- checkpoints
+    def _start_checkpointer(self) -> None:
+        if self._checkpointer is not None and self._checkpointer.is_alive():
+            return
+        if self._closed.is_set():
+            return
+        self._checkpointer = threading.Thread(target=self._checkpoint_quietly, name="rivulet-checkpoint",
+                                              daemon=True)
+        self._checkpointer.start()
+
+    def _checkpoint_quietly(self) -> None:
+        try:
+            self.checkpoint()
+        except Exception:  # the log keeps everything; the next trigger tries again
+            log.exception("checkpoint failed; the log still holds every write")
+
+    def checkpoint(self) -> int:
+        """Fold the log into a new checkpoint; returns its LSN."""
+        with self._checkpoint_lock:
+            started = time.monotonic()
+            quad_store = self.store.quad_store
+            with self.engine.lock(), quad_store.write_lock():
+                snapshot = quad_store.snapshot()
+                lsn = self.wal.last_lsn
+                last = self.catalog.last_checkpoint()
+                if last is not None and last.lsn >= lsn:
+                    return last.lsn  # nothing logged since
+                self.wal.rotate()
+                states = self.engine.streams.items()
+                streams = {name: (state.watermark, state.log.total) for name, state in states}
+                oldest = {name: state.log.first_ts() for name, state in states}
+                queries = {name: running.progress() for name, running in self.engine.queries.items()}
+                graphs = [format_term(quad_store.terms.decode(g)) for g in snapshot.named_graph_ids()]
+            directory = self.path / "checkpoints" / f"{lsn:020d}"
+            if not directory.exists():
+                manifest = write_checkpoint(snapshot, quad_store.terms, directory)
+                triples = manifest.triples
+            else:
+                triples = sum(len(g) for g in snapshot.graphs.values())
+            carried = self._write_carry(lsn, oldest)
+            fsync_directory(directory.parent)
+            # streams a REGISTER STREAM query declared have no row: the query's
+            # registration declares them again
+            known = {row.name for row in self.catalog.streams()}
+            self.catalog.record_checkpoint(
+                lsn, str(directory), triples, graphs,
+                {name: progress for name, progress in streams.items() if name in known},
+                {name: (p.next_index, p.sequence, pickle.dumps(p.previous_rows), pickle.dumps(p.events))
+                 for name, p in queries.items()})
+            self._forget_before(lsn)
+            log.info("checkpoint %d: %d triples, %d stream batches carried, in %.2f s", lsn, triples,
+                     carried, time.monotonic() - started)
+            return lsn
+
+    def _write_carry(self, lsn: int, oldest: dict[str, int | None]) -> int:
+        """Write the batches up to ``lsn`` that pending windows still read
+        (items at or after their stream's oldest transient triple)."""
+        kept: list[bytes] = []
+        previous = self.catalog.last_checkpoint()
+        carried, later = _records(self.path / "wal", previous.lsn if previous else None, upto=lsn)
+        for record_lsn, payload in carried + later:
+            if record_lsn > lsn:
+                continue
+            record = records.decode(payload)
+            if record["k"] != "batch" or oldest.get(record["s"]) is None:
+                continue
+            items = [item for item in record["i"] if item[0] >= oldest[record["s"]]]
+            if items:
+                kept.append(frame(record_lsn, orjson.dumps({**record, "i": items})))
+        target = self.path / "wal" / f"{lsn:020d}{CARRY_SUFFIX}"
+        partial = target.with_name(target.name + ".partial")
+        with open(partial, "wb") as out:
+            out.write(b"".join(kept))
+            out.flush()
+            os.fsync(out.fileno())
+        partial.rename(target)
+        return len(kept)
+
+    def _forget_before(self, lsn: int) -> None:
+        """Remove what the checkpoint ``lsn`` replaces: older segments, carry
+        files and checkpoint directories."""
+        wal = self.path / "wal"
+        for segment in self.wal.segments():
+            first = int(segment.name.split(".")[0])
+            if first <= lsn:
+                segment.unlink(missing_ok=True)
+        for carry in wal.glob("*" + CARRY_SUFFIX):
+            if int(carry.name.split(".")[0]) < lsn:
+                carry.unlink(missing_ok=True)
+        for directory in self.catalog.forget_checkpoints_before(lsn):
+            if Path(directory).resolve() != (self.path / "checkpoints" / f"{lsn:020d}").resolve():
+                shutil.rmtree(directory, ignore_errors=True)
+
+    def close(self) -> None:
+        """Stop checkpointing and close the log (everything written is durable)."""
+        self._closed.set()
+        if self._checkpointer is not None:
+            self._checkpointer.join()
+        self.store.quad_store.journal = None
+        self.engine.journal = None
+        self.wal.close()
+        self.catalog.close()
+
+
+# ---------------------------------------------------------------- recovery
+def _records(wal: Path, checkpoint_lsn: int | None,
+             upto: int | None = None) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+    """``(carried, later)``: the batches checkpoint ``checkpoint_lsn`` carried
+    over, and the segments' records after it (only segments starting at or
+    before ``upto``, if given: a newer one may be in use), each in LSN order.
+    Records of a segment at or before the checkpoint are in it already (a
+    crash may have come before their segment was removed)."""
+    carried: list[tuple[int, bytes]] = []
+    if checkpoint_lsn is not None:
+        carry = wal / f"{checkpoint_lsn:020d}{CARRY_SUFFIX}"
+        if carry.exists():
+            carried = list(read_segment(carry))
+    later: dict[int, bytes] = {}
+    if wal.exists():
+        for segment in sorted(wal.glob("*.log")):
+            if upto is not None and int(segment.name.split(".")[0]) > upto:
+                continue
+            for lsn, payload in read_segment(segment):
+                if checkpoint_lsn is None or lsn > checkpoint_lsn:
+                    later.setdefault(lsn, payload)
+    return carried, sorted(later.items())
+
+
+def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
+             checkpoint_lsn: int) -> tuple[int, int, int]:
+    """Bring ``store`` (the checkpoint) and ``engine`` (empty) to the state of
+    the last log record; returns (records replayed, batches carried, last LSN)."""
+    present = set(store.named_graphs())
+    last = catalog.last_checkpoint()
+    for name in (catalog.graphs() if last is not None else []):
+        term = parse_term(name)
+        if term not in present:
+            _create_graph(store, term)
+    saved_streams = {}
+    for row in catalog.streams():
+        if row.declared_lsn <= checkpoint_lsn:
+            engine.declare_stream(StreamDefinition.from_json(row.definition))
+            saved_streams[row.name] = (row.watermark_ms, row.triples_total)
+    for row in catalog.queries(include_dropped=True):
+        alive_then = row.dropped_lsn is None or row.dropped_lsn > checkpoint_lsn
+        if row.registered_lsn <= checkpoint_lsn and alive_then:
+            running = engine.register(row.text, row.base)
+            if row.policy_state is not None:
+                running.resume(QueryProgress(row.next_index, row.sequence, pickle.loads(row.policy_state),
+                                             pickle.loads(row.events) if row.events else []))
+    carried_records, later = _records(wal, checkpoint_lsn)
+    carried = [(lsn, records.decode(p)) for lsn, p in carried_records]
+    # the carried batches' triples were counted in the saved totals already
+    carried_triples: dict[str, int] = defaultdict(int)
+    for _, record in carried:
+        carried_triples[record["s"]] += sum(text.count("\n") for _, text in record["i"])
+    for name, (_, total) in saved_streams.items():
+        engine.streams[name].log.total = total - carried_triples.get(name, 0)
+    for lsn, record in carried:
+        _replay(store, engine, lsn, record, catalog)
+    for name, (watermark, total) in saved_streams.items():
+        state = engine.streams[name]
+        if watermark is not None and (state.watermark is None or state.watermark < watermark):
+            state.watermark = watermark
+        state.log.total = max(state.log.total, total)
+    for lsn, payload in later:
+        _replay(store, engine, lsn, records.decode(payload), catalog)
+    last_lsn = later[-1][0] if later else checkpoint_lsn
+    return len(later), len(carried), last_lsn
+
+
+def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog: Catalog) -> None:
+    """Apply one record again (the journals are not attached yet). The
+    catalog is written again for declarations and (un)registrations: a crash
+    may have come between the log record and the catalog's row."""
+    kind = record["k"]
+    try:
+        if kind == "tx":
+            records.apply_transaction(store.quad_store, record)
+        elif kind == "batch":
+            if record["s"] in engine.streams:
+                engine.ingest(record["s"], records.batch_items(record))
+        elif kind == "declare":
+            definition = StreamDefinition.from_json(record["d"])
+            engine.declare_stream(definition)
+            catalog.save_stream(definition.name, record["d"], lsn)
+        elif kind == "register":
+            running = engine.register(record["t"], record["b"])
+            catalog.save_query(running.spec.name, record["t"], record["b"], lsn)
+        elif kind == "unregister":
+            engine.unregister(record["n"])
+            catalog.drop_query(record["n"], lsn)
+    except Exception as exc:  # the request failed the same way and was not acknowledged
+        log.warning("a logged %s was not applied again: %s", kind, exc)
+
+
+def _create_graph(store: Store, term) -> None:
+    txn = store.quad_store.begin(journaled=False)
+    txn.create(store.quad_store.terms.encode(term))
+    txn.commit()

@@ -1,0 +1,7 @@
+"""Durability: the real server, killed with SIGKILL under load, must lose no acknowledged write.
+
+These tests run ``rivulet serve --data-dir`` as a child process (a kill must
+hit a real process: a server in a thread of the test cannot be killed
+without killing the test) and check what a client was promised against what
+the restarted server holds.
+"""
