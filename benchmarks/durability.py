@@ -147,6 +147,14 @@ class ServerProcess:
             time.sleep(POLL_S)
         raise ServerDidNotStart(f"the server did not answer within {timeout:.0f} s\n{self.log_tail()}")
 
+    def terminate(self) -> None:
+        """SIGTERM without waiting: a clean shutdown starts (and a kill may follow it)."""
+        if self.process is not None and self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
     def kill(self) -> None:
         """SIGKILL the server's process group: no handler runs, nothing is flushed."""
         if self.process is not None and self.process.poll() is None:
@@ -339,6 +347,22 @@ def filesystem_of(path: Path) -> str:
     return kind
 
 
+def fsync_ms(directory: Path, count: int = 200) -> float:
+    """Median ms of one 200-byte append + fsync in ``directory``: what ``--sync always``
+    pays at least per write on this disk (a virtual disk may acknowledge from a cache)."""
+    path = directory / "fsync-probe"
+    times = []
+    with open(path, "ab") as f:
+        for _ in range(count):
+            started = time.perf_counter()
+            f.write(b"x" * 200)
+            f.flush()
+            os.fsync(f.fileno())
+            times.append(time.perf_counter() - started)
+    path.unlink()
+    return 1000 * sorted(times)[len(times) // 2]
+
+
 def report(phases: list[Phase], args: argparse.Namespace, work_dir: Path) -> str:
     baseline = {p.workload: p.rate for p in phases if p.mode == "memory"}
     rows = []
@@ -353,7 +377,8 @@ def report(phases: list[Phase], args: argparse.Namespace, work_dir: Path) -> str
     failures = [f"- {p.mode}, {p.workload}: {f}" for p in phases for f in p.failures]
     lines = [
         f"`python -m benchmarks.durability --updates {args.updates} --batches {args.batches} "
-        f"--batch {args.batch}` on {machine_description()}; data directory on {filesystem_of(work_dir)}.",
+        f"--batch {args.batch}` on {machine_description()}; data directory on {filesystem_of(work_dir)}, "
+        f"where a 200-byte append + fsync takes {fsync_ms(work_dir):.2f} ms (median).",
         "",
         "Each mode is one `rivulet serve` child process; latencies are per request as the client saw "
         "them (keep-alive connections), the rate is requests (or triples) over the phase's wall time.",

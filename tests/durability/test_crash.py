@@ -7,7 +7,10 @@ were. This test holds the server to it the way a crash would test it: the
 real server runs as a child process on one data directory, several client
 threads load it with every kind of write at once, and at a random moment
 (seeded) it is killed with SIGKILL, at least 20 times; a few kills land
-while the server is still recovering from the previous one. After every
+while the server is still recovering from the previous one, a few while it
+shuts down after a SIGTERM (inside its last checkpoint). With
+``--checkpoint-mb 0.05`` checkpoints are taken every few hundred writes in
+the background, so kills land inside them too. After every
 restart, and at the end, what the server holds is compared with what each
 client was told.
 
@@ -52,6 +55,7 @@ import argparse
 import bisect
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -116,9 +120,16 @@ class Config:
     sync: str = "always"
     checkpoint_mb: float = 0.05
     #: seconds of load before each kill: uniform in this range (seeded)
-    load_s: tuple[float, float] = (0.3, 1.6)
+    load_s: tuple[float, float] = (0.3, 1.3)
+    #: share of the stretches of load that last ``long_load_s`` instead: a background checkpoint
+    #: takes about a second here, so most short stretches are killed inside one (which must be
+    #: harmless), and these let some finish (so recoveries start from a checkpoint, not only the log)
+    long_load_share: float = 0.2
+    long_load_s: tuple[float, float] = (2.0, 3.5)
     #: share of kills that hit the restarted server again before it has answered
     recovery_kill_share: float = 0.25
+    #: share of kills that come during a clean shutdown (SIGTERM, then SIGKILL before it has ended)
+    shutdown_kill_share: float = 0.1
     #: the loop of kills stops here even if ``kills`` were not reached (the report says so)
     budget_s: float = 80.0
     #: False: no kills and no --data-dir; each cycle pauses the load and checks (develop the checks)
@@ -579,6 +590,9 @@ class Report:
     config: Config
     kills: int = 0
     recovery_kills: int = 0
+    shutdown_kills: int = 0
+    #: background checkpoints completed, as the server's log tells (None: no log)
+    checkpoints: int | None = None
     recoveries: list[float] = field(default_factory=list)
     tally: Tally = field(default_factory=Tally)
     problems: list[str] = field(default_factory=list)
@@ -597,11 +611,14 @@ class Report:
                         f"max {max(self.recoveries):.2f} s")
         mode = f"sync {self.config.sync}" if self.config.durable else "in memory, paused instead of killed"
         events = ", ".join(f"{name} {count}" for name, count in self.events.items())
-        return (f"durability: {self.kills} kills ({self.recovery_kills} during recovery), "
+        return (f"durability: {self.kills} kills ({self.recovery_kills} during recovery, "
+                f"{self.shutdown_kills} during a shutdown), "
                 f"{outcomes[ACKED]:,} writes acknowledged, {outcomes[REFUSED]:,} refused, "
-                f"{outcomes[UNKNOWN]:,} unknown ({resolved[True]} found applied, {resolved[False]} not), "
+                f"{outcomes[UNKNOWN]:,} unknown ({resolved[True]} found applied, {resolved[False]} not, "
+                f"{outcomes[UNKNOWN] - resolved[True] - resolved[False]} that leave no trace either way), "
                 f"writes lost: {self.tally.lost}, other violations: {self.tally.violations}, "
-                f"problems: {len(self.problems)}; {recovery}; SSE events {events}; "
+                f"problems: {len(self.problems)}; {recovery}; checkpoints completed {self.checkpoints}; "
+                f"SSE events {events}; "
                 f"{self.seconds:.1f} s, seed {self.config.seed}, {mode}"
                 + (f"; stopped early: {self.stopped_early}" if self.stopped_early else "")
                 + (f"; kept {self.kept}" if self.kept else ""))
@@ -721,6 +738,7 @@ class CrashRun:
             self.report.seconds = time.monotonic() - self.started
         for text in server_tracebacks(self.server.log_path):
             self.problem(text)
+        self.report.checkpoints = completed_checkpoints(self.server.log_path)
         return self.report
 
     def _run(self) -> None:
@@ -737,7 +755,8 @@ class CrashRun:
                 self.report.stopped_early = f"the budget of {config.budget_s:.0f} s ran out"
                 break
             self.gate.open()
-            time.sleep(self.rng.uniform(*config.load_s))
+            long = self.rng.random() < config.long_load_share
+            time.sleep(self.rng.uniform(*(config.long_load_s if long else config.load_s)))
             if config.durable:
                 self._kill_and_restart()
             else:
@@ -784,6 +803,10 @@ class CrashRun:
         """SIGKILL while requests are in flight; restart on the same directory and
         port; sometimes kill again before the restarted server has answered."""
         self.gate.close()
+        if self.rng.random() < self.config.shutdown_kill_share:
+            self.server.terminate()
+            time.sleep(self.rng.uniform(0.0, 0.5))
+            self.report.shutdown_kills += 1
         killed_at = time.monotonic()
         self.server.kill()
         self.report.kills += 1
@@ -977,6 +1000,16 @@ def server_tracebacks(log_path: Path, lines: int = 25) -> list[str]:
             found.append(f"the server logged a traceback ({start} of the server):\n"
                          + "\n".join(log[i:i + lines]))
     return found
+
+
+def completed_checkpoints(log_path: Path) -> int | None:
+    """Checkpoints the server's log says it finished (its ``checkpoint N: ...`` lines);
+    for the summary only: whether the kills met checkpoints, not a check."""
+    try:
+        text = log_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return len(re.findall(r"\bcheckpoint \d+: ", text))
 
 
 def whole(count: int, size: int | None) -> str:
