@@ -24,17 +24,27 @@ the kill landed while it was in flight). The checks:
   stream's stored graph absorbs, and by the watermark (``GET /streams``),
   which must not go back below the newest acknowledged timestamp; stream
   declarations (with their definition) and query registrations (and
-  unregistrations) by ``GET /streams`` and ``GET /queries``;
+  unregistrations) by ``GET /streams`` and ``GET /queries``; the stream a
+  ``REGISTER STREAM`` query feeds holds exactly the triples of the windows
+  it reported; a write whose
+  answer depends on the state (a PUT answers 201 for a new graph, 204 for
+  an existing one; a re-declaration 200) must get the answer of the state
+  the acknowledged writes left;
 - an unknown write is all there or all absent (an update of three triples in
   two graphs, a graph PUT of several triples, a stream batch), and once a
   restart has shown which, it stays so; a refused write is absent;
+- an update whose values are computed when it runs (STRUUID, NOW, a blank
+  node) comes back with the values it was read back with, not new ones;
+- the server logs no traceback;
 - the server restarts and answers after every kill (the data directory is
   never left unreadable), and once after a clean shutdown;
 - each SSE reader, reconnecting with ``Last-Event-ID`` after every kill, has
   received the events 1, 2, 3, ... with no duplicate and no gap, their
   windows one STEP apart, and each window's count equal to the triples of
   the batches the server finally holds in that window (an event computed
-  from a batch that a crash then lost would be a result the server denies).
+  from a batch that a crash then lost would be a result the server denies);
+  a new subscriber at the end, resuming from before the retained events,
+  gets the same events the live one got.
 
 One line sums it up: kills, writes acknowledged, writes lost (must be 0),
 recovery time (kill to first answer), events. The suite's variant is sized
@@ -85,6 +95,12 @@ STREAMS = {
 }
 #: the registrations made before any load, each with an SSE reader; by POST /queries and by /sparql
 READ_QUERIES = {"counts": "A", "counts_b": "B"}
+#: a query whose windows over B become items of a stream it declares (REGISTER STREAM): its
+#: stored graph must hold exactly the B triples of the windows closed so far, across recoveries
+DERIVED = f"{EX}stream/derived"
+DERIVED_NAME = "derived"
+DERIVED_REGISTRATION = (f"REGISTER STREAM <{DERIVED}> AS CONSTRUCT {{ ?s <{EX}p/seen> ?o }} "
+                        f"FROM STREAM <{EX}stream/B> [RANGE 1s STEP 1s] WHERE {{ ?s <{EX}p/val> ?o }}")
 BASE_MS = 1_700_000_000_000
 #: stream time between two batches of one stream; four batches close one window
 BATCH_STEP_MS = 250
@@ -109,6 +125,8 @@ REQUEST_TIMEOUT_S = 30.0
 DRAIN_TIMEOUT_S = 30.0
 #: seconds an SSE reader may take to catch up with the windows reported
 CATCH_UP_S = 30.0
+#: events the server keeps per query for Last-Event-ID (docs/http-api.md)
+RETAINED_EVENTS = 1000
 
 
 @dataclass
@@ -411,7 +429,10 @@ class UpdateWorker(Worker):
             run.updates.record(n, Entry(run.cycle, f"DELETE DATA u/{n}", ABSENT, outcome, status))
             return
         n = run.next_id()
-        if r < 0.12:
+        if r < 0.17:
+            self.computed(n)
+            return
+        if r < 0.21:
             if self.rng.random() < 0.5:
                 text = f'INSERT DATA {{ <{EX}u/{n}> <{EX}p/num> {n} . <{EX}u/{n}> <{EX}p/tag> "oops }}'
                 what = f"malformed INSERT DATA u/{n}"
@@ -427,6 +448,32 @@ class UpdateWorker(Worker):
         if outcome == ACKED:
             run.add_deletable(n)
 
+    def computed(self, n: int) -> None:
+        """An update whose triples are computed when it runs (STRUUID, NOW, a blank node),
+        then read back: a recovery must bring back the values the server stored and
+        answered then, not compute new ones (as replaying the update's text would)."""
+        run = self.run_
+        s = f"<{EX}r/{n}>"
+        text = (f"INSERT {{ {s} <{EX}p/uuid> ?u ; <{EX}p/now> ?t ; <{EX}p/node> _:b }} "
+                "WHERE { BIND(STRUUID() AS ?u) BIND(NOW() AS ?t) }")
+        outcome, status = self.write(f"INSERT r/{n} (STRUUID, NOW, blank node)", (204,), "POST", "/sparql",
+                                     data={"update": text})
+        run.computed.record(n, Entry(run.cycle, "INSERT of computed values", PRESENT, outcome, status),
+                            size=3)
+        if outcome != ACKED:
+            return
+        try:
+            response = self.client().get("/sparql", headers={"Accept": RESULTS_JSON}, params={
+                "query": f"SELECT ?u ?t WHERE {{ {s} <{EX}p/uuid> ?u ; <{EX}p/now> ?t }}"})
+        except httpx.TransportError:
+            return  # killed before the read: the first check pins the values instead
+        if response.status_code == 200:
+            rows = response.json()["results"]["bindings"]
+            if len(rows) == 1:
+                run.computed_values[n] = (rows[0]["u"]["value"], rows[0]["t"]["value"])
+            else:
+                run.problem(f"cycle {run.cycle}: r/{n} read back as {rows} right after its INSERT")
+
 
 def version_size(v: int) -> int:
     return 3 + v % 3
@@ -439,8 +486,9 @@ def version_lines(k: int, v: int) -> list[str]:
 
 class GraphStoreWorker(Worker):
     """Graph store writes: PUT replacing a graph with a new version (all
-    of a version or none), POST appending a batch, DELETE, and bodies with a
-    malformed last line (refused: their first lines must not be stored)."""
+    of a version or none), POST appending a batch, DELETE (or DROP GRAPH by
+    /sparql), and bodies with a malformed last line (refused: their first
+    lines must not be stored)."""
 
     pause_s = 0.02
 
@@ -458,9 +506,13 @@ class GraphStoreWorker(Worker):
                                          headers={"Content-Type": NTRIPLES})
             run.put_graphs.record(k, Entry(run.cycle, f"PUT v{v}", v, outcome, status))
         elif r < 0.62:
-            outcome, status = self.write(f"DELETE gp/{k}", (204,), "DELETE", "/store",
-                                         params={"graph": graph})
-            run.put_graphs.record(k, Entry(run.cycle, "DELETE", ABSENT, outcome, status))
+            if self.rng.random() < 0.5:
+                outcome, status = self.write(f"DELETE gp/{k}", (204,), "DELETE", "/store",
+                                             params={"graph": graph})
+            else:
+                outcome, status = self.write(f"DROP GRAPH gp/{k}", (204,), "POST", "/sparql",
+                                             data={"update": f"DROP GRAPH <{graph}>"})
+            run.put_graphs.record(k, Entry(run.cycle, "DELETE / DROP", ABSENT, outcome, status))
         elif r < 0.70:
             v = run.next_id()
             body = "\n".join([*version_lines(k, v)[:-1], f"<{EX}gp/{k}/v{v}/bad> <{EX}p/v> oops ."])
@@ -639,6 +691,9 @@ class CrashRun:
         self.put_graphs = Facts("PUT graph")
         self.post_graphs = Facts("POSTed batch")
         self.stream_batches = Facts("stream batch")
+        self.computed = Facts("computed update subject")
+        #: (uuid, time) each computed update stored, as read back after its answer (or first checked)
+        self.computed_values: dict[int, tuple[str, str]] = {}
         self.queries = Facts("registered query")
         self.declarations = Facts("declared stream")
         #: the timestamps each batch puts into its stream's windows (timing triples too)
@@ -791,6 +846,11 @@ class CrashRun:
                 outcome, status = self.write(client, f"register {name}", (201,), "POST", path, content=text,
                                              headers={"Content-Type": media})
                 self.queries.record(name, Entry(0, "register", PRESENT, outcome, status))
+            outcome, status = self.write(client, "register the derived stream", (201,), "POST", "/queries",
+                                         content=DERIVED_REGISTRATION, headers={"Content-Type": SPARQL_QUERY})
+            self.queries.record(DERIVED, Entry(0, "register", PRESENT, outcome, status))
+            self.declarations.record(DERIVED_NAME, Entry(0, "declared by REGISTER STREAM", PRESENT, outcome,
+                                                         status))
         if self.report.problems:
             raise AssertionError("the setup failed:\n" + "\n".join(self.report.problems))
 
@@ -838,6 +898,8 @@ class CrashRun:
             observed = {int(r["s"].rsplit("/", 1)[1]): whole(int(r["c"]), 3) for r in rows}
             problems += self.updates.check(observed, where, tally)
 
+            problems += self._check_computed(client, where)
+
             rows = self.select(client, f"""SELECT ?g ?s WHERE {{ GRAPH ?g {{ ?s ?p ?o }}
                 FILTER(STRSTARTS(STR(?g), "{EX}gp/")) }}""")
             subjects: dict[int, set[str]] = defaultdict(set)
@@ -864,6 +926,7 @@ class CrashRun:
             streams = {s["name"]: s for s in get_json(client, "/streams")["streams"]}
             problems += self.declarations.check(dict.fromkeys(streams, PRESENT), where, tally)
             problems += self._check_streams(streams, where)
+            problems += self._check_derived(client, streams.get(DERIVED_NAME), where)
 
             queries = {q["name"]: q for q in get_json(client, "/queries")["queries"]}
             problems += self.queries.check(dict.fromkeys(queries, PRESENT), where, tally)
@@ -875,6 +938,59 @@ class CrashRun:
             self.problem(text)
         with self._lock:
             self._deletable = [n for n in self.updates.keys_in(PRESENT) if isinstance(n, int)]
+
+    def _check_computed(self, client: httpx.Client, where: str) -> list[str]:
+        """Computed updates: all three triples or none, and their values as first seen."""
+        tally = self.report.tally
+        rows = self.select(client, f"""SELECT ?s (COUNT(*) AS ?c) WHERE {{ ?s ?p ?o
+            FILTER(STRSTARTS(STR(?s), "{EX}r/")) }} GROUP BY ?s""")
+        problems = self.computed.check({int(r["s"].rsplit("/", 1)[1]): whole(int(r["c"]), 3) for r in rows},
+                                       where, tally)
+        rows = self.select(client, f"""SELECT ?s ?u ?t WHERE {{ ?s <{EX}p/uuid> ?u ; <{EX}p/now> ?t ;
+            <{EX}p/node> ?b FILTER(STRSTARTS(STR(?s), "{EX}r/") && isBlank(?b)) }}""")
+        values: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for r in rows:
+            values[int(r["s"].rsplit("/", 1)[1])].append((r["u"], r["t"]))
+        for n in self.computed.keys_in(PRESENT):
+            found = values.get(n, [])
+            known = self.computed_values.get(n)
+            if len(found) != 1:
+                tally.violations += 1
+                problems.append(f"{where}: computed update r/{n} holds {found} (uuid, time) with a blank "
+                                "node, not exactly one")
+            elif known is None:
+                self.computed_values[n] = found[0]
+            elif found[0] != known:
+                tally.lost += 1
+                problems.append(f"{where}: LOST acknowledged write: r/{n} was stored (and read) with "
+                                f"{known}, the server now holds {found[0]}: the recovery computed the "
+                                "update's values again instead of restoring them")
+        return problems
+
+    def _check_derived(self, client: httpx.Client, state: dict | None, where: str) -> list[str]:
+        """The derived stream's graph holds the B triples stamped before its watermark
+        (the close of the last window reported), from the batches B holds: no more, no less."""
+        if state is None:
+            return []  # reported by the declarations' check
+        watermark = state.get("watermark_ms")
+        expected = set()
+        for key in self.stream_batches.keys_in(PRESENT):
+            if key[0] == "B" and watermark is not None:
+                expected |= {f"{EX}sB/{key[1]}/t{i}" for i, t in enumerate(self.window_stamps[key])
+                             if t < watermark}
+        rows = self.select(client, f"SELECT ?s {{ GRAPH <{DERIVED}> {{ ?s <{EX}p/seen> ?o }} }}")
+        found = {r["s"] for r in rows}
+        problems = []
+        missing, extra = sorted(expected - found), sorted(found - expected)
+        if missing:
+            self.report.tally.lost += 1
+            problems.append(f"{where}: LOST acknowledged write: the derived stream (watermark {watermark}) "
+                            f"lacks {len(missing)} triples of B's windows, e.g. {missing[:3]}")
+        if extra:
+            self.report.tally.violations += 1
+            problems.append(f"{where}: the derived stream (watermark {watermark}) holds {len(extra)} "
+                            f"triples of no window reported, e.g. {extra[:3]}")
+        return problems
 
     def _check_streams(self, streams: dict[str, dict], where: str) -> list[str]:
         """Definitions as declared; watermarks not behind the newest acknowledged
@@ -928,6 +1044,50 @@ class CrashRun:
                 self.report.events[reader.query] = len(reader.events)
                 for text in self._check_reader(reader, READ_QUERIES[reader.query], reported):
                     self.problem(text)
+                for text in self._check_retained(client, reader, reported):
+                    self.problem(text)
+
+    def _check_retained(self, client: httpx.Client, reader: EventReader, reported: int) -> list[str]:
+        """A new subscriber resuming from before the retained events gets the same
+        events the live reader got across the kills (the server kept them as sent)."""
+        first = max(1, reported - RETAINED_EVENTS + 1)
+        live = {e.sequence: (e.start_ms, e.end_ms, e.count) for e in reader.events}
+        replayed: dict[int, tuple[int, int, int | None]] = {}
+        deadline = time.monotonic() + CATCH_UP_S
+        url = f"/queries/{reader.query}/events"
+        try:
+            with client.stream("GET", url, headers={"Accept": "text/event-stream",
+                                                    "Last-Event-ID": str(first - 1)}) as response:
+                if response.status_code != 200:
+                    return [f"a new subscriber of {reader.query} was answered {response.status_code}"]
+                data: list[str] = []
+                for line in response.iter_lines():
+                    if line.startswith("data:"):
+                        data.append(line[5:].lstrip())
+                    elif line == "" and data:
+                        payload = orjson.loads("\n".join(data))
+                        data = []
+                        bindings = payload["results"]["results"]["bindings"]
+                        replayed[int(payload["sequence"])] = (
+                            payload["window"]["start_ms"], payload["window"]["end_ms"],
+                            int(bindings[0]["n"]["value"]) if bindings else None)
+                        if max(replayed) >= reported:
+                            break
+                    if time.monotonic() > deadline:
+                        break
+        except httpx.HTTPError as exc:
+            return [f"a new subscriber of {reader.query} failed: {exc!r}"]
+        problems = []
+        if sorted(replayed) != list(range(first, reported + 1)):
+            missing = sorted(set(range(first, reported + 1)) - set(replayed))
+            problems.append(f"a new subscriber of {reader.query} from Last-Event-ID {first - 1} got "
+                            f"{len(replayed)} events, not {reported - first + 1}; missing {missing[:10]}")
+        for sequence, event in sorted(replayed.items()):
+            if sequence in live and live[sequence] != event:
+                problems.append(f"{reader.query}: retained event {sequence} is (start, end, count) {event}, "
+                                f"the live reader got {live[sequence]}")
+                break
+        return problems
 
     def _check_reader(self, reader: EventReader, stream: str, reported: int) -> list[str]:
         problems = []
