@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.rdf import format_term, split_nquads, string_buffers
+from engine.durability.records import ntriples_of_ids
+from engine.rdf import format_term, split_nquads
 from engine.store import DEFAULT_GRAPH, Snapshot
 from engine.store.layout import Manifest
 
@@ -35,20 +36,7 @@ def write_checkpoint(snapshot: Snapshot, terms, target: Path) -> Manifest:
 
 
 def _graph_nquads(graph, graph_id: int, terms) -> bytes:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     suffix = ".\n" if graph_id == DEFAULT_GRAPH else f"{format_term(terms.decode(graph_id))} .\n"
-    s_all, p_all, o_all = graph.s, graph.p, graph.o
-    out = bytearray()
-    for start in range(0, len(s_all), DUMP_CHUNK):
-        columns = [np.asarray(c[start : start + DUMP_CHUNK], dtype=np.int64) for c in (s_all, p_all, o_all)]
-        distinct, inverse = np.unique(np.concatenate(columns), return_inverse=True)
-        spelled = pa.array([format_term(t) for t in terms.decode_many(distinct)], pa.large_string())
-        n = len(columns[0])
-        s, p, o = (spelled.take(pa.array(inverse[i * n : (i + 1) * n])) for i in range(3))
-        lines = pc.binary_join_element_wise(s, p, o, pa.scalar(suffix, pa.large_string()),
-                                            pa.scalar(" ", pa.large_string()))
-        _, data = string_buffers(lines)  # the lines, back to back
-        out += memoryview(data)
-    return bytes(out)
+    return b"".join(ntriples_of_ids(terms, *(np.asarray(c[start : start + DUMP_CHUNK], dtype=np.int64)
+                                            for c in (graph.s, graph.p, graph.o)), suffix)
+                    for start in range(0, len(graph), DUMP_CHUNK))

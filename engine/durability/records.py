@@ -23,25 +23,28 @@ from collections.abc import Sequence
 import numpy as np
 import orjson
 
-from engine.rdf import format_term, parse_lines, parse_term
+from engine.rdf import format_term, parse_lines, parse_term, serialize_triples, string_buffers
 from engine.store import DEFAULT_GRAPH, Change, QuadStore
 from engine.stream import StreamDefinition
 
 
-def _ntriples(triples: Sequence) -> str:
-    return "".join(f"{format_term(s)} {format_term(p)} {format_term(o)} .\n" for s, p, o in triples)
+def ntriples_of_ids(terms, s: np.ndarray, p: np.ndarray, o: np.ndarray, suffix: str = ".\n") -> bytes:
+    """N-Triples (or N-Quads, with ``suffix`` naming the graph) of ID columns,
+    in the store's spelling: each distinct term is spelled once and the lines
+    are joined by Arrow, with no Python step per triple."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-
-def _id_ntriples(terms, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> str:
-    """N-Triples of ID columns, each distinct term spelled once."""
     if not len(s):
-        return ""
-    distinct, inverse = np.unique(np.concatenate([s, p, o]), return_inverse=True)
-    spelled = [format_term(t) for t in terms.decode_many(distinct)]
+        return b""
     n = len(s)
-    return "".join(f"{spelled[a]} {spelled[b]} {spelled[c]} .\n"
-                   for a, b, c in zip(inverse[:n].tolist(), inverse[n : 2 * n].tolist(),
-                                      inverse[2 * n :].tolist(), strict=True))
+    distinct, inverse = np.unique(np.concatenate([s, p, o]), return_inverse=True)
+    spelled = pa.array([format_term(t) for t in terms.decode_many(distinct)], pa.large_string())
+    columns = [spelled.take(pa.array(inverse[i * n : (i + 1) * n])) for i in range(3)]
+    lines = pc.binary_join_element_wise(*columns, pa.scalar(suffix, pa.large_string()),
+                                        pa.scalar(" ", pa.large_string()))
+    _, data = string_buffers(lines)  # the lines, back to back
+    return data.tobytes()
 
 
 def transaction_record(terms, changes: list[Change]) -> bytes:
@@ -49,13 +52,14 @@ def transaction_record(terms, changes: list[Change]) -> bytes:
     encoded = []
     for change in changes:
         graph = None if change.graph_id == DEFAULT_GRAPH else format_term(terms.decode(change.graph_id))
-        text = _id_ntriples(terms, *change.columns) if change.columns else None
+        text = ntriples_of_ids(terms, *change.columns).decode() if change.columns else None
         encoded.append([change.kind, graph, text])
     return orjson.dumps({"k": "tx", "c": encoded})
 
 
 def batch_record(name: str, items: list[tuple[int, Sequence]]) -> bytes:
-    return orjson.dumps({"k": "batch", "s": name, "i": [[ts, _ntriples(triples)] for ts, triples in items]})
+    spelled = [[ts, serialize_triples(triples, "nt").decode()] for ts, triples in items]
+    return orjson.dumps({"k": "batch", "s": name, "i": spelled})
 
 
 def declare_record(definition: StreamDefinition) -> bytes:
