@@ -138,11 +138,9 @@ class DataDirectory:
         self.catalog.save_stream(definition.name, definition.to_json(), lsn)
         return lsn
 
-    def log_register(self, text: str, base: str | None) -> int:
-        from engine.sparql.syntax import parse_registration
-
+    def log_register(self, name: str, text: str, base: str | None) -> int:
         lsn = self._append(records.register_record(text, base))
-        self.catalog.save_query(parse_registration(text, base).name, text, base, lsn)
+        self.catalog.save_query(name, text, base, lsn)
         return lsn
 
     def log_unregister(self, name: str) -> int:
@@ -197,12 +195,8 @@ class DataDirectory:
                 triples = sum(len(g) for g in snapshot.graphs.values())
             carried = self._write_carry(lsn, oldest)
             fsync_directory(directory.parent)
-            # streams a REGISTER STREAM query declared have no row: the query's
-            # registration declares them again
-            known = {row.name for row in self.catalog.streams()}
             self.catalog.record_checkpoint(
-                lsn, str(directory), triples, graphs,
-                {name: progress for name, progress in streams.items() if name in known},
+                lsn, str(directory), triples, graphs, streams,
                 {name: (p.next_index, p.sequence, pickle.dumps(p.previous_rows), pickle.dumps(p.events))
                  for name, p in queries.items()})
             self._forget_before(lsn)
@@ -289,8 +283,7 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
     """Bring ``store`` (the checkpoint) and ``engine`` (empty) to the state of
     the last log record; returns (records replayed, batches carried, last LSN)."""
     present = set(store.named_graphs())
-    last = catalog.last_checkpoint()
-    for name in (catalog.graphs() if last is not None else []):
+    for name in catalog.graphs():
         term = parse_term(name)
         if term not in present:
             _create_graph(store, term)

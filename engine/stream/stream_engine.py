@@ -66,7 +66,7 @@ class StreamJournal(Protocol):
 
     def log_batch(self, name: str, items: list[tuple[int, Sequence]]) -> int: ...
     def log_declare(self, definition: StreamDefinition) -> int: ...
-    def log_register(self, text: str, base: str | None) -> int: ...
+    def log_register(self, name: str, text: str, base: str | None) -> int: ...
     def log_unregister(self, name: str) -> int: ...
     def wait_durable(self, position: int) -> None: ...
 
@@ -110,31 +110,25 @@ class StreamEngine:
                 raise DuplicateName(f"stream IRI <{definition.iri.value}> is already declared "
                                     f"as {other.definition.name!r}")
             position = self.journal.log_declare(definition) if self.journal is not None else None
-            declared = self._declare(definition)
-        self._durable(position)
-        return declared
-
-    def _declare(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
-        with self._lock:
             encode = self.store.terms.encode
             timing_ids = np.array([encode(IRI(p)) for p in definition.timing], dtype=np.int64)
             timeless_ids = (None if definition.timeless is None else
                             np.array([encode(IRI(p)) for p in definition.timeless], dtype=np.int64))
-            existing = self.streams.get(definition.name)
-            if existing is not None:
-                existing.definition = definition
-                existing.timing_ids, existing.timeless_ids = timing_ids, timeless_ids
-                existing.graph_id = encode(definition.stored_graph)
-                if definition.idle == "wallclock":
-                    self._start_idle_clock()
-                return existing, False
-            state = StreamState(definition, self._next_stream_number, timing_ids, timeless_ids,
-                                encode(definition.stored_graph))
-            self._next_stream_number += 1
-            self.streams[definition.name] = state
+            state = self.streams.get(definition.name)
+            created = state is None
+            if created:
+                state = StreamState(definition, self._next_stream_number, timing_ids, timeless_ids,
+                                    encode(definition.stored_graph))
+                self._next_stream_number += 1
+                self.streams[definition.name] = state
+            else:
+                state.definition = definition
+                state.timing_ids, state.timeless_ids = timing_ids, timeless_ids
+                state.graph_id = encode(definition.stored_graph)
             if definition.idle == "wallclock":
                 self._start_idle_clock()
-            return state, True
+        self._durable(position)
+        return state, created
 
     def stream(self, name: str) -> StreamState:
         state = self.streams.get(name)
@@ -271,7 +265,11 @@ class StreamEngine:
             if spec.name in self.queries:
                 raise DuplicateName(f"a query named {spec.name!r} is already registered")
             self._check_streams(spec)
-            position = self.journal.log_register(spec.text, base) if self.journal is not None else None
+            if spec.output_stream is not None and self._stream_by_iri(spec.output_stream) is None:
+                # declared (and logged) as any stream, so that its watermark is kept too
+                self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
+            journal = self.journal
+            position = journal.log_register(spec.name, spec.text, base) if journal is not None else None
             running = self._register(spec)
         self._durable(position)
         return running
@@ -289,10 +287,6 @@ class StreamEngine:
         """Register a query :meth:`_check_streams` has accepted."""
         with self._lock:
             streams = [self._stream_by_iri(window.stream) for window in spec.windows]
-            if spec.output_stream is not None:
-                if self._stream_by_iri(spec.output_stream) is None:
-                    # part of the registration: replaying it declares the stream again
-                    self._declare(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
             running = RunningQuery(spec, streams, self.retain_events, self.incremental)
             if running.shape is not None:
                 running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))

@@ -1206,7 +1206,9 @@ def run_crash_test(config: Config) -> Report:
     report = CrashRun(config, work_dir).run()
     if report.problems or config.keep:
         report.kept = work_dir
-        print(f"data directory and server log kept in {work_dir}", file=sys.stderr)
+        # the assertion's text is lost with the terminal: keep it beside the data
+        (work_dir / "problems.txt").write_text("\n".join(report.problems) + "\n" + report.summary() + "\n")
+        print(f"data directory, server log and problems kept in {work_dir}", file=sys.stderr)
     else:
         shutil.rmtree(work_dir, ignore_errors=True)
     return report

@@ -116,3 +116,19 @@ def test_queries_resume_at_the_next_window_as_if_the_server_never_stopped(tmp_pa
     for name in ("counts", "fresh"):
         assert _events(data.engine, name) == expected[name], name
     assert data.engine.streams["s"].watermark == batches[-1][-1][0]
+
+
+def test_the_output_stream_of_a_register_stream_query_keeps_its_watermark(tmp_path):
+    """It had no catalog row, so a checkpoint lost its watermark: after a
+    restart it held triples but had no watermark at all."""
+    data = DataDirectory.open(tmp_path)
+    data.engine.declare_stream(StreamDefinition("s", STREAM))
+    data.engine.register(f"REGISTER STREAM derived AS CONSTRUCT {{ ?x <{EX}seen> ?v }} FROM STREAM "
+                         f"<{STREAM.value}> [RANGE 1s STEP 1s] WHERE {{ ?x <{EX}v> ?v }}")
+    for items in _batches(3, 12):
+        data.engine.ingest("s", items)
+    output = next(state for state in data.engine.streams.values() if state.definition.name != "s")
+    assert output.watermark is not None
+    data.checkpoint()
+    reopened = DataDirectory.open(tmp_path)
+    assert reopened.engine.streams[output.definition.name].watermark == output.watermark
