@@ -20,16 +20,16 @@ import logging
 from urllib.parse import quote
 
 from sse_starlette.sse import EventSourceResponse
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from endpoint.access import require_write
+from endpoint.asgi_requests import require_write
 from endpoint.errors import parsing
 from endpoint.public_url import public_url
 from endpoint.settings import Settings
 from endpoint.sse import window_sse
+from endpoint.stream_requests import registration_text, resume_after
 from endpoint.workers import Workers
 from engine.stream import StreamEngine, Subscription
 
@@ -64,19 +64,7 @@ class ContinuousQueryRoutes:
 
     async def register(self, request: Request) -> Response:
         require_write(request, self.settings)
-        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media == "application/x-www-form-urlencoded":
-            text = (await request.form()).get("query")
-            if not text:
-                raise HTTPException(400, "the form has no 'query' field")
-        elif media in ("application/sparql-query", "application/sparql-update", "text/plain", ""):
-            try:
-                text = (await request.body()).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise HTTPException(400, f"the registration is not UTF-8: {exc}") from exc
-        else:
-            raise HTTPException(415, f"unsupported registration type {media!r}; "
-                                     "send the query as application/sparql-query")
+        text = registration_text(request.headers.get("content-type"), await request.body())
         parsing(request, "registration")
         base = public_url(request, self.settings, "/")
         running = await self.workers.call(self.engine.register, text, base)
@@ -95,7 +83,7 @@ class ContinuousQueryRoutes:
         """The query's windows as Server-Sent Events, resuming after ``Last-Event-ID``."""
         name = request.path_params["name"]
         last_id = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
-        after = int(last_id) if last_id and last_id.strip().isdigit() else None
+        after = resume_after(last_id)
         subscription = self.engine.subscribe(name, after, SUBSCRIBER_QUEUE)
         return EventSourceResponse(self._send(name, subscription), ping=self.settings.sse_ping,
                                    send_timeout=SEND_TIMEOUT,

@@ -19,10 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from endpoint import negotiation
-from endpoint.access import require_write
-from endpoint.protocol import media_type_and_charset
+from endpoint.asgi_requests import accept, require_write
+from endpoint.protocol import format_values, media_type_and_charset
 from endpoint.public_url import public_url
-from endpoint.responses import graph_response, pick_offer
+from endpoint.responses import graph_response
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.api import Store
@@ -96,7 +96,8 @@ class GraphStoreRoute:
 
     async def _get(self, request: Request, target: Target) -> Response:
         self._require_graph(target)
-        offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))
+        offer = negotiation.pick_offer(negotiation.GRAPH, accept(request),
+                                       format_values(request.query_params.multi_items()))
         if request.method == "HEAD":
             return Response(media_type=offer.content_type, headers={"Vary": "Accept"})
         triples = self.store.triples(target.iri)

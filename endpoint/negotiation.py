@@ -4,11 +4,17 @@ A result kind (solutions, a boolean, a graph) has a list of offers in the
 server's order of preference, taken from the media type registry
 (:mod:`engine.rdf.media_types`); the client's media ranges and q-values pick
 one. The first offer of each list is what a client that says nothing (or
-``*/*``) gets. ``None`` means nothing acceptable: the caller answers 406.
+``*/*``) gets. A wildcard (``text/*``) matches proper media types only: an
+alias (``text/xml`` for SPARQL XML) is chosen when a client names it.
+Nothing acceptable is a 406 with the formats available.
+
+It knows no web framework; the routes of both the Starlette application and
+the Flask blueprint call :func:`pick_offer`.
 """
 
 from __future__ import annotations
 
+from endpoint.problems import ProtocolError
 from engine.rdf import FORMAT_NAMES, MediaType, offered_for
 
 #: an offer is a registry entry: its media type, the writer's format name and
@@ -49,13 +55,17 @@ def parse_accept(header: str) -> list[tuple[str, float]]:
     return ranges
 
 
-def _quality(media_type: str, ranges: list[tuple[str, float]]) -> float:
-    """q of the most specific range matching ``media_type`` (RFC 9110 12.5.1)."""
+def _quality(offer: Offer, ranges: list[tuple[str, float]]) -> float:
+    """q of the most specific range matching the offer (RFC 9110 12.5.1);
+    an alias matches only a range that names it."""
+    media_type = offer.media_type
     kind = media_type.split("/", 1)[0]
     best: tuple[int, float] | None = None
     for media, q in ranges:
         if media == media_type:
             specificity = 2
+        elif offer.alias_of:
+            continue
         elif media == f"{kind}/*":
             specificity = 1
         elif media == "*/*":
@@ -74,7 +84,7 @@ def choose(offers: tuple[Offer, ...], accept: str | None) -> Offer | None:
     ranges = parse_accept(accept)
     best, best_q = None, 0.0
     for offer in offers:
-        q = _quality(offer.media_type, ranges)
+        q = _quality(offer, ranges)
         if q > best_q:
             best, best_q = offer, q
     return best
@@ -88,3 +98,29 @@ def from_format_parameter(offers: tuple[Offer, ...], value: str) -> Offer | None
         if offer.media_type == wanted:
             return offer
     return None
+
+
+def pick_offer(offers: tuple[Offer, ...], accept: str | None, formats: tuple[str, ...] = ()) -> Offer:
+    """The format to answer in: the one the format parameters name (their
+    values may repeat one choice under several spellings, and those naming
+    nothing offered here are passed over, as clients send them for other
+    servers), else the ``Accept`` header's choice. 400 when the parameters
+    name two different formats, 406 when nothing fits."""
+    if formats:
+        named = {offer.content_type: offer for value in formats
+                 if (offer := from_format_parameter(offers, value)) is not None}
+        if len(named) > 1:
+            raise ProtocolError(400, "the format parameters name different formats: "
+                                     + ", ".join(repr(v) for v in dict.fromkeys(formats)))
+        if not named:
+            shown = ", ".join(repr(v) for v in dict.fromkeys(formats))
+            raise ProtocolError(406, f"format {shown} is not available here; available: {_listing(offers)}")
+        return next(iter(named.values()))
+    offer = choose(offers, accept)
+    if offer is None:
+        raise ProtocolError(406, f"no format acceptable to Accept: {accept}; available: {_listing(offers)}")
+    return offer
+
+
+def _listing(offers: tuple[Offer, ...]) -> str:
+    return ", ".join(dict.fromkeys(o.content_type.split(";")[0] for o in offers))

@@ -4,6 +4,10 @@ The protocol allows three shapes (GET with a query string, POST of an
 url-encoded form, POST of the bare query or update text); this module turns
 all three into one :class:`Operation` or refuses the request with the
 status code the protocol asks for, so the route itself stays a few lines.
+
+It knows no web framework: the Starlette application and the Flask
+blueprint hand it the method, the parameters, the Content-Type and the body,
+and answer the :class:`~endpoint.problems.ProtocolError` it raises.
 """
 
 from __future__ import annotations
@@ -11,10 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from endpoint.problems import ProtocolError
 
 FORM = "application/x-www-form-urlencoded"
+#: the parameters clients choose a result format by: ``format`` (Virtuoso, Fuseki),
+#: ``output`` (Fuseki, Joseki), ``results``; SPARQLWrapper sends all three
+FORMAT_PARAMETERS = ("format", "output", "results")
+#: IRIs clients use to name the service's default graph in a dataset description:
+#: rdflib's ``Dataset`` sends its own default graph's name as ``default-graph-uri``,
+#: Jena's its ``urn:x-arq:DefaultGraph``
+DEFAULT_GRAPH_NAMES = frozenset({"urn:x-rdflib:default", "urn:x-arq:DefaultGraph"})
 QUERY_TYPE = "application/sparql-query"
 UPDATE_TYPE = "application/sparql-update"
 
@@ -28,8 +38,9 @@ class Operation:
     text: str
     graphs: list[str] | None
     named_graphs: list[str] | None
-    #: the ``format`` parameter (a result format chosen without ``Accept``)
-    format: str | None = None
+    #: the values of the format parameters (a result format chosen without
+    #: ``Accept``), in request order; see :func:`format_values`
+    formats: tuple[str, ...] = ()
 
 
 def media_type_and_charset(header: str | None) -> tuple[str, str | None]:
@@ -48,22 +59,44 @@ def media_type_and_charset(header: str | None) -> tuple[str, str | None]:
 def decode_utf8(body: bytes, charset: str | None) -> str:
     """The body as text; the protocol only allows UTF-8."""
     if charset not in (None, "utf-8", "utf8"):
-        raise HTTPException(415, f"unsupported charset {charset!r}: SPARQL requests must be UTF-8")
+        raise ProtocolError(415, f"unsupported charset {charset!r}: SPARQL requests must be UTF-8")
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise HTTPException(400, f"request body is not valid UTF-8 (byte {exc.start})") from exc
+        raise ProtocolError(400, f"request body is not valid UTF-8 (byte {exc.start})") from exc
 
 
 def _single(params: list[tuple[str, str]], name: str) -> str | None:
     values = [v for k, v in params if k == name]
     if len(values) > 1:
-        raise HTTPException(400, f"the request has {len(values)} '{name}' parameters; exactly one is allowed")
+        raise ProtocolError(400, f"the request has {len(values)} '{name}' parameters; exactly one is allowed")
     return values[0] if values else None
 
 
 def _graphs(params: list[tuple[str, str]], name: str) -> list[str]:
     return [v for k, v in params if k == name]
+
+
+def format_values(params: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The non-empty values of every format parameter, in request order:
+    clients repeat their choice under several names and spellings
+    (``format=tsv&format=text/tab-separated-values&output=tsv``), so each
+    may appear more than once; negotiation decides whether they agree."""
+    return tuple(v for k, v in params if k in FORMAT_PARAMETERS and v.strip())
+
+
+def _dataset(graphs: list[str], named: list[str]) -> tuple[list[str] | None, list[str] | None]:
+    """The dataset a request describes; (None, None) when it describes none.
+    A description that names only the service's default graph (by one of
+    :data:`DEFAULT_GRAPH_NAMES`) is the service's own dataset: that is what
+    the client means, and what it gets from Fuseki."""
+    if named or any(g not in DEFAULT_GRAPH_NAMES for g in graphs):
+        if any(g in DEFAULT_GRAPH_NAMES for g in graphs):
+            raise ProtocolError(400, "a dataset description naming the service's default graph "
+                                     f"({', '.join(sorted(DEFAULT_GRAPH_NAMES & set(graphs)))}) cannot name "
+                                     "other graphs beside it")
+        return graphs, named
+    return None, None
 
 
 def operation_from_params(params: list[tuple[str, str]], direct: tuple[str, str] | None) -> Operation | None:
@@ -73,12 +106,12 @@ def operation_from_params(params: list[tuple[str, str]], direct: tuple[str, str]
         kind, text = direct
         for other in ("query", "update"):
             if _single(params, other) is not None:
-                raise HTTPException(400, f"a direct POST carries the {kind} in the body; "
+                raise ProtocolError(400, f"a direct POST carries the {kind} in the body; "
                                          f"a '{other}' parameter is not allowed beside it")
     else:
         query, update = _single(params, "query"), _single(params, "update")
         if query is not None and update is not None:
-            raise HTTPException(400, "a request carries either 'query' or 'update', not both")
+            raise ProtocolError(400, "a request carries either 'query' or 'update', not both")
         if query is None and update is None:
             return None
         kind, text = ("query", query) if query is not None else ("update", update)
@@ -86,34 +119,30 @@ def operation_from_params(params: list[tuple[str, str]], direct: tuple[str, str]
         graphs, named = _graphs(params, "default-graph-uri"), _graphs(params, "named-graph-uri")
     else:
         graphs, named = _graphs(params, "using-graph-uri"), _graphs(params, "using-named-graph-uri")
-    fmt = _single(params, "format")
-    if not graphs and not named:
-        return Operation(kind, text, None, None, fmt)
-    return Operation(kind, text, graphs, named, fmt)
+    default, named_graphs = _dataset(graphs, named)
+    return Operation(kind, text, default, named_graphs, format_values(params))
 
 
-async def read_operation(request: Request) -> Operation | None:
+def read_operation(method: str, url_params: list[tuple[str, str]], content_type: str | None,
+                   body: bytes) -> Operation | None:
     """The request's operation; None for a GET without one (the caller sends
-    the service description). Raises HTTPException 400/405/415 on bad input."""
-    url_params = request.query_params.multi_items()
-    if request.method in ("GET", "HEAD"):
+    the service description). ``body`` is ignored for GET and HEAD. Raises
+    :class:`ProtocolError` 400/405/415 on bad input."""
+    if method in ("GET", "HEAD"):
         if any(k == "update" for k, _ in url_params):
-            raise HTTPException(405, "an update must be sent by POST", headers={"Allow": "GET, POST"})
+            raise ProtocolError(405, "an update must be sent by POST", [("Allow", "GET, POST")])
         return operation_from_params(url_params, None)
-    media_type, charset = media_type_and_charset(request.headers.get("content-type"))
+    media_type, charset = media_type_and_charset(content_type)
     if media_type == FORM:
-        body = decode_utf8(await request.body(), charset)
-        params = url_params + parse_qsl(body, keep_blank_values=True)
+        params = url_params + parse_qsl(decode_utf8(body, charset), keep_blank_values=True)
         operation = operation_from_params(params, None)
         if operation is None:
-            raise HTTPException(400, "the form has neither a 'query' nor an 'update' parameter")
+            raise ProtocolError(400, "the form has neither a 'query' nor an 'update' parameter")
         return operation
     if media_type in (QUERY_TYPE, UPDATE_TYPE):
-        text = decode_utf8(await request.body(), charset)
         kind = "query" if media_type == QUERY_TYPE else "update"
-        return operation_from_params(url_params, (kind, text))
-    shown = media_type or "none"
-    raise HTTPException(
+        return operation_from_params(url_params, (kind, decode_utf8(body, charset)))
+    raise ProtocolError(
         415,
-        f"unsupported Content-Type {shown}: POST {FORM}, {QUERY_TYPE} or {UPDATE_TYPE}",
+        f"unsupported Content-Type {media_type or 'none'}: POST {FORM}, {QUERY_TYPE} or {UPDATE_TYPE}",
     )

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from endpoint import negotiation
@@ -34,26 +32,6 @@ _OFFERS = {
     "CONSTRUCT": negotiation.GRAPH,
     "DESCRIBE": negotiation.GRAPH,
 }
-
-
-def pick_offer(request: Request, offers: tuple[Offer, ...], named: str | None = None) -> Offer:
-    """The format the client asked for by ``format`` parameter (``named``) or
-    ``Accept``; 406 if none fits."""
-    if named:
-        offer = negotiation.from_format_parameter(offers, named)
-        if offer is None:
-            raise HTTPException(406, f"format {named!r} is not available here; "
-                                     f"available: {_listing(offers)}")
-        return offer
-    accept = request.headers.get("accept")
-    offer = negotiation.choose(offers, accept)
-    if offer is None:
-        raise HTTPException(406, f"no format acceptable to Accept: {accept}; available: {_listing(offers)}")
-    return offer
-
-
-def _listing(offers: tuple[Offer, ...]) -> str:
-    return ", ".join(dict.fromkeys(o.content_type.split(";")[0] for o in offers))
 
 
 def offers_for(form: str) -> tuple[Offer, ...]:

@@ -15,15 +15,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from endpoint import negotiation
-from endpoint.access import require_write
+from endpoint.asgi_requests import accept, read_operation, require_write
 from endpoint.errors import parsing
-from endpoint.protocol import Operation, operation_from_params, read_operation
+from endpoint.problems import ProtocolError
+from endpoint.protocol import Operation, format_values, operation_from_params
 from endpoint.public_url import public_url
 from endpoint.responses import (
     INLINE_ROWS,
     graph_response,
     offers_for,
-    pick_offer,
     query_response,
     small_query_response,
 )
@@ -66,8 +66,9 @@ class SparqlRoute:
         base = public_url(request, self.settings)
         plan = self.store.cached_plan(operation.text, base)
         if plan is None:
+            refuse_registration_as_query(operation)
             plan = await self.workers.call(self.store.prepare, operation.text, base)
-        offer = pick_offer(request, offers_for(plan.form), operation.format)
+        offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
 
         def run(should_stop):
             return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop,
@@ -92,7 +93,7 @@ class SparqlRoute:
             plan = self.store.cached_plan(operation.text, base)
             if plan is None or plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(plan):
                 return None
-            offer = pick_offer(request, offers_for(plan.form), operation.format)
+            offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
             limit = self.settings.max_rows
             result = self.workers.run_inline(
                 plan, lambda stop: self.store.execute(plan, should_stop=stop, max_rows=limit))
@@ -132,9 +133,20 @@ class SparqlRoute:
                           max_rows=self.settings.max_rows)
 
     async def _describe(self, request: Request) -> Response:
-        offer = pick_offer(request, negotiation.GRAPH, request.query_params.get("format"))
+        offer = negotiation.pick_offer(negotiation.GRAPH, accept(request),
+                                       format_values(request.query_params.multi_items()))
         triples = describe_service(public_url(request, self.settings), self.settings.read_only)
         return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})
+
+
+def refuse_registration_as_query(operation: Operation) -> None:
+    """A continuous-query registration sent as a query (SPARQL clients call
+    any text that ends in a SELECT a query) is refused with the way to send
+    it: it changes the server, so it is an update, or a POST to ``/queries``."""
+    if is_registration(operation.text):
+        raise ProtocolError(400, "a REGISTER is a continuous-query registration, which changes the server: "
+                                 "send it as an update (the 'update' parameter, or a POST of "
+                                 "application/sparql-update to /sparql) or POST it to /queries")
 
 
 def service_depth(request: Request) -> int:

@@ -76,6 +76,9 @@ REGISTRY: tuple[MediaType, ...] = (
     MediaType("application/ld+json", "json-ld", _GRAPH, suffixes=("jsonld", "json"),
               names=("jsonld", "json-ld")),
     MediaType("text/n3", "n3", _GRAPH, suffixes=("n3",), offered=False),
+    # asked for as N3, a graph is written as Turtle, which is N3 (what clients get elsewhere)
+    MediaType("text/n3", "turtle", _GRAPH, names=("n3",), readable=False),
+    MediaType("text/rdf+n3", "turtle", _GRAPH, alias_of="text/n3", readable=False),
     MediaType("application/x-turtle", "turtle", _GRAPH, alias_of="text/turtle"),
     MediaType("text/plain", "nt", _GRAPH, alias_of="application/n-triples"),
     MediaType("application/xml", "xml", _GRAPH, alias_of="application/rdf+xml", names=("xml",)),
