@@ -23,10 +23,13 @@ from typing import Protocol
 from endpoint.problems import ProtocolError
 from endpoint.settings import Settings
 
-#: the answer's challenges when a write lacks credentials: clients that wait
-#: for a challenge before sending their user and password (Java's, Jena's
-#: rupdate) need Basic; the bearer token is what the rest send
-CHALLENGES = [("WWW-Authenticate", 'Basic realm="rivulet"'), ("WWW-Authenticate", 'Bearer realm="rivulet"')]
+#: the challenge of a 401 to a browser: a Basic challenge would make it ask
+#: its user for a password instead of letting the page (the console) show the error
+BEARER_CHALLENGE = ("WWW-Authenticate", 'Bearer realm="rivulet"')
+#: the challenge of a 401 to any other client: some send their user and
+#: password only after a Basic challenge (Jena's rupdate, Java's client), and
+#: stop at a response that also offers Bearer
+BASIC_CHALLENGE = ("WWW-Authenticate", 'Basic realm="rivulet"')
 
 
 class Headers(Protocol):
@@ -54,7 +57,16 @@ def check_write(headers: Headers, own_origin: str, settings: Settings) -> None:
     given = presented_token(headers.get("authorization") or "")
     if given is None or not hmac.compare_digest(given.encode(), settings.update_token.encode()):
         raise ProtocolError(401, "writes need the token: send 'Authorization: Bearer <token>', or HTTP "
-                                 "Basic credentials with the token as the password", list(CHALLENGES))
+                                 "Basic credentials with the token as the password", [challenge(headers)])
+
+
+def challenge(headers: Headers) -> tuple[str, str]:
+    """The one challenge to answer a refused write with: Basic, unless the
+    request comes from a browser (``Sec-Fetch-Mode``) or presented a bearer token."""
+    presented = (headers.get("authorization") or "").strip().lower()
+    if headers.get("sec-fetch-mode") is not None or presented.startswith("bearer"):
+        return BEARER_CHALLENGE
+    return BASIC_CHALLENGE
 
 
 def presented_token(authorization: str) -> str | None:

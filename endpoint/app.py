@@ -18,11 +18,15 @@ from starlette.routing import Route
 from endpoint.body_limit import BodyLimit
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
-from endpoint.errors import error_handlers
+from endpoint.errors import OPERATION, error_handlers
 from endpoint.graph_store import GraphStoreRoute
+from endpoint.health import Readiness
+from endpoint.metrics import Metrics
+from endpoint.openapi import openapi_json
 from endpoint.settings import Settings
 from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
+from endpoint.traffic import Traffic
 from endpoint.workers import Workers
 from engine.api import Store
 from engine.sparql.exec import OutboundPolicy
@@ -36,15 +40,24 @@ class RivuletApp(Starlette):
     ``/sparql`` that :meth:`SparqlRoute.answer_now` can answer at once skips
     the middleware stack and the router (most of a small query's time over
     HTTP). Anything else, and any such request it declines, takes the whole
-    path. Not taken when CORS is on (the middleware must add its headers)."""
+    path. Not taken when CORS is on (the middleware must add its headers).
+    Both paths run inside the traffic metrics (:mod:`endpoint.traffic`)."""
 
     answer_now = None
+    traffic: Traffic | None = None
 
     async def __call__(self, scope, receive, send) -> None:
+        if self.traffic is not None and scope["type"] == "http":
+            await self.traffic.observe(scope, receive, send, self._answer)
+        else:
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope, receive, send) -> None:
         if (self.answer_now is not None and scope["type"] == "http" and scope["method"] == "GET"
                 and scope["path"] == "/sparql"):
             response = self.answer_now(Request(scope))
             if response is not None:
+                scope[OPERATION] = "query"  # what the whole path would have said
                 await response(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
@@ -67,6 +80,8 @@ def create_app(
     queries = ContinuousQueryRoutes(streams, settings, workers)
     sparql = SparqlRoute(store, settings, workers, streams.register)
     graphs = GraphStoreRoute(store, settings, workers)
+    metrics = Metrics(store, streams, workers)
+    readiness = Readiness()
     middleware = [Middleware(BodyLimit, limit=settings.max_body_bytes)]
     if settings.cors_origins:
         middleware.append(Middleware(
@@ -83,17 +98,22 @@ def create_app(
         Route("/store/{path:path}", graphs.direct, methods=GRAPH_STORE_METHODS),
         *StreamRoutes(streams, settings, workers).routes(),
         *queries.routes(),
+        *readiness.routes(),
+        *metrics.routes(),
+        Route("/openapi.json", openapi_json, methods=["GET"]),
         *console_routes(),
     ]
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         yield
+        readiness.stop()
         streams.close()  # stop the idle clock with the server
 
     app = RivuletApp(routes=routes, middleware=middleware,
                      exception_handlers=error_handlers(settings.query_timeout), lifespan=lifespan)
     if not settings.cors_origins:
         app.answer_now = sparql.answer_now
+    app.traffic = metrics.traffic
     app.state.store = store
     app.state.streams = streams
     return app

@@ -35,7 +35,9 @@ def _query(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The whole ``rivulet`` command line, apart from running it: tests/deploy
+    checks every command written in the deployment manifests against it."""
     parser = argparse.ArgumentParser(
         prog="rivulet", description="SPARQL 1.1 and continuous RDF stream queries"
     )
@@ -48,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_parser(commands)
     add_load_parser(commands)
     replay_command.add_parser(commands)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     return args.run(args)
 
 

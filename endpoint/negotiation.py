@@ -29,8 +29,16 @@ SOLUTIONS = offered_for("solutions")
 BOOLEAN = tuple(sorted(offered_for("boolean"), key=lambda offer: offer.format in ("csv", "tsv")))
 
 #: CONSTRUCT, DESCRIBE, the service description and graph store GETs;
-#: names are rdflib serialiser names (engine.rdf.serialize_triples)
+#: names are those of engine.rdf.write_graph
 GRAPH = offered_for("graph")
+
+
+_OFFERS = {"SELECT": SOLUTIONS, "ASK": BOOLEAN, "CONSTRUCT": GRAPH, "DESCRIBE": GRAPH}
+
+
+def offers_for(form: str) -> tuple[Offer, ...]:
+    """The formats a query form's answer can be sent in."""
+    return _OFFERS[form]
 
 
 def parse_accept(header: str) -> list[tuple[str, float]]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from endpoint.problems import ProtocolError
+from engine.sparql.syntax import is_registration
 
 FORM = "application/x-www-form-urlencoded"
 #: the parameters clients choose a result format by: ``format`` (Virtuoso, Fuseki),
@@ -146,3 +147,20 @@ def read_operation(method: str, url_params: list[tuple[str, str]], content_type:
         415,
         f"unsupported Content-Type {media_type or 'none'}: POST {FORM}, {QUERY_TYPE} or {UPDATE_TYPE}",
     )
+
+
+def refuse_registration_as_query(operation: Operation) -> None:
+    """A continuous-query registration sent as a query (SPARQL clients call
+    any text that ends in a SELECT a query) is refused with the way to send
+    it: it changes the server, so it is an update, or a POST to ``/queries``."""
+    if is_registration(operation.text):
+        raise ProtocolError(400, "a REGISTER is a continuous-query registration, which changes the server: "
+                                 "send it as an update (the 'update' parameter, or a POST of "
+                                 "application/sparql-update to /sparql) or POST it to /queries")
+
+
+def service_depth(header: str | None) -> int:
+    """How many SERVICE calls through servers led to this request (0: none),
+    from the depth header a calling server sets."""
+    text = header or "0"
+    return int(text) if text.isdigit() and len(text) < 4 else 0

@@ -6,6 +6,9 @@ They must not come from the request's ``Host`` header: any client can send
 answers to other clients. An operator behind a proxy gives the public base
 (``--base-url https://data.example.org/rivulet``); without one the server
 uses the address the client connected to.
+
+:func:`server_url` is the rule, for any web framework; :func:`public_url`
+applies it to a Starlette request.
 """
 
 from __future__ import annotations
@@ -17,18 +20,25 @@ from starlette.requests import Request
 from endpoint.settings import Settings
 
 
+def server_url(settings: Settings, scheme: str, server: tuple[str, int] | None, path: str,
+               connected_to: str) -> str:
+    """The URL of ``path`` on this server: under ``--base-url`` when one is
+    set, else at the ``server`` address the client connected to (host,
+    port); ``connected_to`` (``scheme://netloc``) is used when the server
+    does not know its address."""
+    if settings.base_url:
+        base = urlsplit(settings.base_url)
+        return f"{base.scheme}://{base.netloc}{base.path.rstrip('/')}{path}"
+    if not server:
+        return connected_to + path
+    host, port = server[0], server[1]
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}{path}"
+
+
 def public_url(request: Request, settings: Settings, path: str | None = None) -> str:
     """The URL of ``path`` (default: the request's path) on this server,
     without query string or fragment."""
-    url = request.url.replace(query="", fragment="")
-    if path is not None:
-        url = url.replace(path=path)
-    if settings.base_url:
-        base = urlsplit(settings.base_url)
-        return str(url.replace(scheme=base.scheme, netloc=base.netloc, path=base.path.rstrip("/") + url.path))
-    server = request.scope.get("server")
-    if not server:
-        return str(url)
-    host, port = server[0], server[1]
-    host = f"[{host}]" if ":" in host else host
-    return str(url.replace(netloc=f"{host}:{port}"))
+    url = request.url
+    return server_url(settings, url.scheme, request.scope.get("server"), url.path if path is None else path,
+                      f"{url.scheme}://{url.netloc}")

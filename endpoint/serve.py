@@ -26,12 +26,16 @@ import uvicorn
 
 from endpoint.app import create_app
 from endpoint.demo import RIVERS as DEMO_DATA
+from endpoint.http_protocol import HttpProtocol
+from endpoint.log_format import LOG_FORMATS, configure_logging
 from endpoint.settings import Settings
 from engine.api import Store
 
 log = logging.getLogger("rivulet.endpoint")
 
 TOKEN_VARIABLE = "RIVULET_UPDATE_TOKEN"
+#: the catalog URL when --catalog is not given (the name migrations/env.py reads too)
+CATALOG_VARIABLE = "RIVULET_CATALOG"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -52,7 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                             "from it at start; --data and --demo are loaded only into a new DIR "
                             "(default: in memory, nothing survives a restart)")
     serve.add_argument("--catalog", metavar="URL",
-                       help="catalog database URL, e.g. postgresql+psycopg://user@host/db (default: "
+                       help=f"catalog database URL, e.g. postgresql+psycopg://user@host/db (or set "
+                            f"${CATALOG_VARIABLE}, which keeps a password out of the process list) (default: "
                             "SQLite in the data directory)")
     serve.add_argument("--sync", choices=("always", "none"), default="always",
                        help="'always' (default): every acknowledged write is on disk before its answer; "
@@ -71,6 +76,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="server processes sharing the port and the memory-mapped store (default 1; "
                             "more than one needs --read-only: writes and streams live in one process)")
     serve.add_argument("--access-log", action="store_true", help="log every request (default: off)")
+    serve.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                       help="'text' (default) or 'json': one JSON object per line (time, level, logger, "
+                            "message, exception), uvicorn's lines included")
     serve.add_argument("--max-body", type=float, default=64, metavar="MB",
                        help="largest request body accepted, in MB (default 64; 413 above it)")
     serve.add_argument("--max-rows", type=int, default=10_000_000, metavar="N",
@@ -78,7 +86,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                             "it; 0: no limit)")
     serve.add_argument("--read-only", action="store_true", help="refuse updates and graph store writes")
     serve.add_argument("--update-token", metavar="TOKEN",
-                       help=f"require 'Authorization: Bearer TOKEN' for writes (or set ${TOKEN_VARIABLE})")
+                       help=f"require 'Authorization: Bearer TOKEN', or HTTP Basic credentials whose "
+                            f"password is TOKEN, for writes (or set ${TOKEN_VARIABLE})")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow this origin by CORS, '*' for any (repeatable; default: no CORS)")
     serve.add_argument("--service-alias", action="append", default=[], metavar="IRI=URL",
@@ -177,8 +186,7 @@ def worker_app():
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines at every start say nothing
+    uvicorn_logging = configure_logging(args.log_format)
     settings = Settings(
         query_timeout=args.timeout,
         workers=args.workers,
@@ -212,9 +220,15 @@ def run(args: argparse.Namespace) -> int:
         streams = None
     host = f"[{args.host}]" if ":" in args.host else args.host
     base = f"http://{host}:{args.port}"
-    print(f"Rivulet: {len(store)} triples; console at {base}/ ; SPARQL endpoint {base}/sparql "
-          f"(graph store /store, streams /streams, continuous queries /queries)", flush=True)
-    common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log}
+    banner = (f"Rivulet: {len(store)} triples; console at {base}/ ; SPARQL endpoint {base}/sparql "
+              f"(graph store /store, streams /streams, continuous queries /queries)")
+    if args.log_format == "json":  # a container's log collector reads every line of output as JSON
+        log.info("%s", banner)
+    else:
+        print(banner, flush=True)
+    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1
+    common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log,
+              "http": HttpProtocol, **uvicorn_logging}
     if args.processes > 1:
         if directory is None:
             raise SystemExit("rivulet serve: --processes above 1 needs data (--data, --demo or --store)")
@@ -235,7 +249,8 @@ def open_data_directory(args: argparse.Namespace):
     """Recover the data directory (loading --data/--demo into a new one)."""
     from engine.durability import DataDirectory
 
-    data = DataDirectory.open(Path(args.data_dir), args.catalog, sync=args.sync == "always",
+    catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
+    data = DataDirectory.open(Path(args.data_dir), catalog, sync=args.sync == "always",
                               checkpoint_mb=args.checkpoint_mb, initial_files=data_files(args))
     _add_service_aliases(data.store, args)
     return data

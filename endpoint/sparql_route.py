@@ -17,13 +17,18 @@ from starlette.responses import JSONResponse, Response
 from endpoint import negotiation
 from endpoint.asgi_requests import accept, read_operation, require_write
 from endpoint.errors import parsing
-from endpoint.problems import ProtocolError
-from endpoint.protocol import Operation, format_values, operation_from_params
+from endpoint.negotiation import offers_for
+from endpoint.protocol import (
+    Operation,
+    format_values,
+    operation_from_params,
+    refuse_registration_as_query,
+    service_depth,
+)
 from endpoint.public_url import public_url
 from endpoint.responses import (
     INLINE_ROWS,
     graph_response,
-    offers_for,
     query_response,
     small_query_response,
 )
@@ -56,7 +61,7 @@ class SparqlRoute:
         operation = await read_operation(request)
         if operation is None:
             return await self._describe(request)
-        with incoming_depth(service_depth(request)):
+        with incoming_depth(service_depth(request.headers.get(DEPTH_HEADER))):
             if operation.kind == "update":
                 return await self._update(request, operation)
             return await self._query(request, operation)
@@ -137,19 +142,3 @@ class SparqlRoute:
                                        format_values(request.query_params.multi_items()))
         triples = describe_service(public_url(request, self.settings), self.settings.read_only)
         return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})
-
-
-def refuse_registration_as_query(operation: Operation) -> None:
-    """A continuous-query registration sent as a query (SPARQL clients call
-    any text that ends in a SELECT a query) is refused with the way to send
-    it: it changes the server, so it is an update, or a POST to ``/queries``."""
-    if is_registration(operation.text):
-        raise ProtocolError(400, "a REGISTER is a continuous-query registration, which changes the server: "
-                                 "send it as an update (the 'update' parameter, or a POST of "
-                                 "application/sparql-update to /sparql) or POST it to /queries")
-
-
-def service_depth(request: Request) -> int:
-    """How many SERVICE calls through servers led to this request (0: none)."""
-    text = request.headers.get(DEPTH_HEADER, "0")
-    return int(text) if text.isdigit() and len(text) < 4 else 0

@@ -4,10 +4,13 @@ The data field is one line of JSON: the window's bounds and timings and its
 answer as SPARQL 1.1 JSON results (CONSTRUCT: ?subject ?predicate ?object
 rows). It is written once per event however many subscribers send it: the
 payloads are cached per event, for as long as the engine retains the event.
+:func:`window_sse` gives it to sse-starlette (the Starlette application),
+:func:`sse_text` spells the whole event (the Flask blueprint).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import orjson
@@ -16,8 +19,9 @@ from sse_starlette.sse import ServerSentEvent
 from engine.sparql.results import write_boolean, write_select
 from engine.stream import WindowEvent
 
-#: payloads of the events still alive; written and read on the event loop only
+#: payloads of the events still alive; read by the event loop and by WSGI threads
 _payloads: weakref.WeakKeyDictionary[WindowEvent, str] = weakref.WeakKeyDictionary()
+_payloads_lock = threading.Lock()
 
 
 def window_sse(event: WindowEvent) -> ServerSentEvent:
@@ -25,11 +29,19 @@ def window_sse(event: WindowEvent) -> ServerSentEvent:
     return ServerSentEvent(data=event_payload(event), event="window", id=str(event.sequence))
 
 
+def sse_text(event: WindowEvent) -> str:
+    """The whole Server-Sent Event of a window, as sent on the wire."""
+    return f"event: window\nid: {event.sequence}\ndata: {event_payload(event)}\n\n"
+
+
 def event_payload(event: WindowEvent) -> str:
     """The event's JSON, written on first use and then shared."""
-    payload = _payloads.get(event)
+    with _payloads_lock:
+        payload = _payloads.get(event)
     if payload is None:
-        payload = _payloads[event] = _write(event)
+        payload = _write(event)
+        with _payloads_lock:
+            _payloads[event] = payload
     return payload
 
 

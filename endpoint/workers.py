@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TypeVar
 
@@ -38,6 +39,9 @@ INLINE_BUDGET = 0.002
 INLINE_LIMIT = 0.02
 #: plans whose run time is remembered (the plan cache holds 512)
 REMEMBERED_PLANS = 2048
+#: the scope key naming why a request's query was cancelled ("time_limit" or
+#: "client_gone"), which the traffic metrics read (:mod:`endpoint.traffic`)
+CANCELLED = "rivulet.cancelled"
 
 
 class ClientGone(Exception):
@@ -52,6 +56,8 @@ class Workers:
         self.query_timeout = query_timeout
         #: id of a plan -> seconds its last run took
         self._run_time: dict[int, float] = {}
+        #: queries cancelled so far, per reason ("time_limit", "client_gone"), for /metrics
+        self.cancellations: Counter[str] = Counter()
 
     def runs_inline(self, plan: object) -> bool:
         """Did this plan's last run take less than :data:`INLINE_BUDGET`?"""
@@ -126,6 +132,9 @@ class Workers:
             return result
         if isinstance(error, QueryCancelled):
             elapsed = time.monotonic() - started
+            reason = "client_gone" if disconnected.is_set() else "time_limit"
+            self.cancellations[reason] += 1
+            request.scope[CANCELLED] = reason
             if disconnected.is_set():
                 log.warning("query cancelled after %.2f s: client disconnected", elapsed)
                 raise ClientGone() from error

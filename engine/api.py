@@ -37,7 +37,7 @@ from engine.sparql.exec import (
     UpdateError,
     UpdateRunner,
     build_dataset,
-    construct,
+    construct_ids,
     describe,
 )
 from engine.sparql.expr import EvalContext
@@ -57,17 +57,25 @@ class QueryResult:
 
     def __init__(self, form: str, terms: QueryTerms, solutions: Solutions | None = None,
                  variables: list[str] | None = None, boolean: bool | None = None,
-                 triples: list[tuple[Term, Term, Term]] | None = None) -> None:
+                 triples: list[tuple[Term, Term, Term]] | None = None,
+                 prefixes: dict[str, str] | None = None, triple_ids: np.ndarray | None = None) -> None:
         self.form = form
         self._terms = terms
         self._solutions = solutions
         self.variables = variables or []
         self.boolean = boolean
         self._triples = triples
+        #: CONSTRUCT triples as an (n, 3) array of IDs, decoded when read
+        self._triple_ids = triple_ids
+        #: the query's PREFIX declarations (prefix -> namespace IRI): a graph
+        #: answer written in Turtle, JSON-LD or RDF/XML uses the query's own names
+        self.prefixes = prefixes or {}
 
     def __len__(self) -> int:
         if self._solutions is not None:
             return self._solutions.length
+        if self._triple_ids is not None:
+            return len(self._triple_ids)
         return len(self._triples or [])
 
     def rows(self) -> Iterator[tuple[Term | None, ...]]:
@@ -92,8 +100,17 @@ class QueryResult:
         return self._terms.decode_column(ids)
 
     def triples(self) -> Iterator[tuple[Term, Term, Term]]:
-        """CONSTRUCT / DESCRIBE triples."""
+        """CONSTRUCT / DESCRIBE triples; CONSTRUCT's are decoded a chunk at a
+        time, so a writer's first chunk does not wait for the last triple."""
+        if self._triple_ids is not None:
+            return self._decoded_triples(self._triple_ids)
         return iter(self._triples or [])
+
+    def _decoded_triples(self, ids: np.ndarray) -> Iterator[tuple[Term, Term, Term]]:
+        decode = self._terms.decode_column
+        for start in range(0, len(ids), ROW_CHUNK):
+            block = ids[start : start + ROW_CHUNK]
+            yield from zip(decode(block[:, 0]), decode(block[:, 1]), decode(block[:, 2]), strict=True)
 
 
 class Store:
@@ -222,13 +239,21 @@ class Store:
         return [self._store.terms.decode(g) for g in self._store.snapshot().named_graph_ids()]
 
     def triples(self, graph: str | None = None) -> Iterator[tuple[Term, Term, Term]]:
+        """The triples of the default graph or ``graph``, as of now (one
+        snapshot), decoded a chunk at a time as they are read: a graph store
+        GET of a large graph starts sending before its last term is decoded."""
         snapshot = self._store.snapshot()
         gid = DEFAULT_GRAPH if graph is None else self._store.terms.lookup(IRI(graph))
         stored = snapshot.graph(gid) if (graph is None or gid) else None
         if stored is None:
             return iter(())
+        return self._decoded(stored.s, stored.p, stored.o)
+
+    def _decoded(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Iterator[tuple[Term, Term, Term]]:
         decode = self._store.terms.decode_many
-        return zip(decode(stored.s), decode(stored.p), decode(stored.o), strict=True)
+        for start in range(0, len(s), ROW_CHUNK):
+            end = start + ROW_CHUNK
+            yield from zip(decode(s[start:end]), decode(p[start:end]), decode(o[start:end]), strict=True)
 
     def __len__(self) -> int:
         return sum(len(t) for t in self._store.snapshot().graphs.values())
@@ -287,14 +312,17 @@ class Store:
             dataset = build_dataset(snapshot, terms)
         executor = Executor(terms, dataset, EvalContext(base=query.base), self._service, should_stop)
         solutions = executor.run(query.pattern)
+        prefixes = query.prefixes
         if query.form == "SELECT":
-            return QueryResult("SELECT", terms, solutions, [v.name for v in query.variables])
+            return QueryResult("SELECT", terms, solutions, [v.name for v in query.variables],
+                               prefixes=prefixes)
         if query.form == "ASK":
-            return QueryResult("ASK", terms, boolean=solutions.length > 0)
+            return QueryResult("ASK", terms, boolean=solutions.length > 0, prefixes=prefixes)
         if query.form == "CONSTRUCT":
-            return QueryResult("CONSTRUCT", terms, triples=construct(query.template, solutions, terms))
-        return QueryResult("DESCRIBE", terms,
-                           triples=describe(query.describe, solutions, terms, dataset.default))
+            return QueryResult("CONSTRUCT", terms, prefixes=prefixes,
+                               triple_ids=construct_ids(query.template, solutions, terms))
+        described = describe(query.describe, solutions, terms, dataset.default)
+        return QueryResult("DESCRIBE", terms, triples=described, prefixes=prefixes)
 
     # ---------------------------------------------------------------- update
     def update(self, text: str, base: str | None = None, using_graphs: list[str] | None = None,

@@ -79,6 +79,8 @@ class DataDirectory:
         self.wal = wal
         self.checkpoint_bytes = checkpoint_bytes
         self.recovery: Recovery | None = None
+        #: wall-clock time the newest checkpoint was recorded (None before the first)
+        self.checkpointed_at: float | None = None
         self._checkpoint_lock = threading.Lock()
         self._closed = threading.Event()
         self._checkpointer: threading.Thread | None = None
@@ -115,6 +117,7 @@ class DataDirectory:
         replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn)
         wal = WriteAheadLog(path / "wal", max(last_lsn, checkpoint_lsn) + 1, sync)
         data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20))
+        data.checkpointed_at = last.created_at if last is not None else None
         store.quad_store.journal = data
         engine.journal = data
         data.recovery = Recovery(checkpoint_lsn, replayed, carried, time.monotonic() - started)
@@ -199,10 +202,22 @@ class DataDirectory:
                 lsn, str(directory), triples, graphs, streams,
                 {name: (p.next_index, p.sequence, pickle.dumps(p.previous_rows), pickle.dumps(p.events))
                  for name, p in queries.items()})
+            self.checkpointed_at = time.time()
             self._forget_before(lsn)
             log.info("checkpoint %d: %d triples, %d stream batches carried, in %.2f s", lsn, triples,
                      carried, time.monotonic() - started)
             return lsn
+
+    def log_bytes(self) -> int:
+        """Bytes in the log segments on disk: what a restart would replay
+        (with the carried batches) and what the next checkpoint folds in."""
+        size = 0
+        for segment in self.wal.segments():
+            try:
+                size += segment.stat().st_size
+            except FileNotFoundError:  # removed by a checkpoint meanwhile
+                continue
+        return size
 
     def _write_carry(self, lsn: int, oldest: dict[str, int | None]) -> int:
         """Write the batches up to ``lsn`` that pending windows still read

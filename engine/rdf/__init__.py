@@ -5,7 +5,10 @@ syntaxes, and the media types that name them.
 - :mod:`~engine.rdf.dictionary`: terms <-> integer IDs (the protocol and the in-memory kind).
 - :mod:`~engine.rdf.ntriples`: the one N-Triples term syntax (escape, unescape,
   read, write) and the fast statement reader.
-- :mod:`~engine.rdf.documents`: whole documents in any syntax (Oxigraph's parsers, rdflib's writers).
+- :mod:`~engine.rdf.documents`: whole documents in any syntax (Oxigraph's parsers).
+- :mod:`~engine.rdf.graph_writers`: graphs written a chunk at a time in every syntax offered, by
+  :mod:`~engine.rdf.turtle_writer`, :mod:`~engine.rdf.jsonld_writer` and :mod:`~engine.rdf.rdfxml_writer`
+  (with the name grammars of :mod:`~engine.rdf.names`).
 - :mod:`~engine.rdf.spelled_quads`: canonical N-Quads text to columns of distinct spellings (bulk loads).
 - :mod:`~engine.rdf.media_types`: the registry of RDF and result media types.
 - :mod:`~engine.rdf.iri`: relative IRI resolution (RFC 3986).
@@ -22,8 +25,8 @@ from engine.rdf.documents import (
     from_rdflib,
     parse_rdf,
     serialize_triples,
-    to_rdflib,
 )
+from engine.rdf.graph_writers import GRAPH_FORMATS, STANDARD_PREFIXES, write_graph
 from engine.rdf.iri import resolve_iri
 from engine.rdf.media_types import (
     FORMAT_NAMES,
@@ -49,6 +52,7 @@ from engine.rdf.ntriples import (
     parse_term,
     unescape,
 )
+from engine.rdf.rdfxml_writer import NotRdfXml
 from engine.rdf.spelled_quads import (
     SpelledQuads,
     arrow_positions,
@@ -142,7 +146,11 @@ __all__ = [
     "string_buffers",
     "serialize_triples",
     "from_rdflib",
-    "to_rdflib",
+    # writing graphs
+    "write_graph",
+    "GRAPH_FORMATS",
+    "STANDARD_PREFIXES",
+    "NotRdfXml",
     "resolve_iri",
     # media types
     "MediaType",

@@ -6,9 +6,9 @@ syntax: they are compiled, validate IRIs and report the line and column of
 an error. A bulk load takes a document as canonical N-Quads text
 (:func:`canonical_nquads`) and splits it into columns without a Python
 object per statement (:mod:`engine.rdf.spelled_quads`); smaller callers get
-terms (:func:`parse_rdf`). rdflib still writes Turtle, RDF/XML and JSON-LD
-output; N-Triples output is written by :mod:`engine.rdf.ntriples` directly,
-in the store's spelling.
+terms (:func:`parse_rdf`). Output is written by our own streaming writers
+(:mod:`engine.rdf.graph_writers`); :func:`serialize_triples` joins their
+chunks for a caller that wants the whole document.
 
 Formats are named by rdflib's names ("turtle", "nt", "xml", ...); which
 media type or file suffix says which format is :mod:`engine.rdf.media_types`'
@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.rdf.graph_writers import write_graph
 from engine.rdf.media_types import guess_format
-from engine.rdf.ntriples import format_term
 from engine.rdf.terms import IRI, BNode, Literal, Term
-from engine.rdf.xml_text import check_xml_text
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
@@ -71,16 +70,6 @@ def from_rdflib(term: rdflib.term.Node) -> Term:
         datatype = str(term.datatype) if term.datatype is not None else None
         return Literal(str(term), datatype, term.language)
     raise TypeError(f"not an RDF term: {term!r}")
-
-
-def to_rdflib(term: Term) -> rdflib.term.Identifier:
-    """rdflib's term for one of ours."""
-    rdf_term = _rdflib().term
-    if isinstance(term, IRI):
-        return rdf_term.URIRef(term.value)
-    if isinstance(term, BNode):
-        return rdf_term.BNode(term.id)
-    return rdf_term.Literal(term.lexical, lang=term.lang, datatype=term.datatype)
 
 
 def _document(source: str | Path | bytes, format: str | None, base: str | None
@@ -193,15 +182,8 @@ def parse_rdf(
         yield convert(s), convert(p), convert(o), (None if g.__class__ is default else convert(g))
 
 
-def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str) -> bytes:
-    """Serialise triples in an rdflib output format (turtle, nt, xml, json-ld)."""
-    if format == "nt":
-        spell = format_term
-        return "".join(f"{spell(s)} {spell(p)} {spell(o)} .\n" for s, p, o in triples).encode()
-    graph = _rdflib().Graph()
-    for s, p, o in triples:
-        graph.add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))
-    text = graph.serialize(format=format)
-    if format == "xml":
-        check_xml_text(text)
-    return text.encode()
+def serialize_triples(triples: Iterable[tuple[Term, Term, Term]], format: str,
+                      prefixes: Mapping[str, str] | None = None) -> bytes:
+    """A whole document (turtle, nt, xml, json-ld) at once, for callers that
+    want bytes rather than chunks (the durability log's N-Triples)."""
+    return b"".join(write_graph(format, triples, prefixes))

@@ -14,10 +14,12 @@ from engine.stream.errors import StreamError
 from engine.stream.events import WindowEvent
 from engine.stream.registry import StreamDefinition
 from engine.stream.stream_engine import StreamEngine
-from engine.stream.subscription import Subscription
+from engine.stream.subscription import NO_EVENT_YET, NoEventYet, Subscription
 
 __all__ = [
     "BATCH_MEDIA_TYPE",
+    "NO_EVENT_YET",
+    "NoEventYet",
     "StreamDefinition",
     "StreamEngine",
     "StreamError",

@@ -26,13 +26,17 @@ class Broadcast:
         self._subscriptions: list[Subscription] = []
         self._last_sequence = 0
         self._lock = threading.Lock()
+        #: subscribers dropped so far for not reading (for monitoring)
+        self.dropped = 0
 
     def publish(self, event: WindowEvent) -> None:
         """Retain the event and queue it for every subscriber; drop the stalled ones."""
         with self._lock:
             self._retained.append(event)
             self._last_sequence = event.sequence
-            self._subscriptions = [s for s in self._subscriptions if s.offer(event)]
+            kept = [s for s in self._subscriptions if s.offer(event)]
+            self.dropped += len(self._subscriptions) - len(kept)
+            self._subscriptions = kept
 
     def subscribe(self, after_sequence: int | None = None, capacity: int = DEFAULT_CAPACITY) -> Subscription:
         """A new subscription, replaying the retained events after

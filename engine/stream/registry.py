@@ -72,6 +72,8 @@ class StreamState:
     watermark: int | None = None
     items: int = 0
     triples: int = 0
+    #: items of the batches refused for holding an item older than the watermark
+    late_items: int = 0
     last_arrival: float | None = None
     _recent: deque = field(default_factory=lambda: deque(maxlen=256))
 

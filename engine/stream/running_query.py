@@ -34,6 +34,7 @@ from engine.stream.window_dataset import (
     timestamp_function,
     window_dataset,
 )
+from engine.stream.window_stats import WindowStats
 
 
 @dataclass
@@ -67,6 +68,8 @@ class RunningQuery:
         self.sequence = 0
         self.registered_at = time.time()
         self.last_evaluation_ms: float | None = None
+        #: evaluation times and report delays of the windows published (for monitoring)
+        self.stats = WindowStats()
         #: the query's pattern with constants abstracted, if it can share its plan
         self.shape = shared_shape(spec)
         #: a small number equal for the registered queries of one shape (the engine's)
@@ -157,6 +160,7 @@ class RunningQuery:
         self.broadcast.restore(progress.events)
 
     def publish(self, event: WindowEvent) -> None:
+        self.stats.record((self.last_evaluation_ms or 0.0) / 1000, event.reported_at - event.closed_at)
         self.broadcast.publish(event)
 
     def subscribe(self, after_sequence: int | None = None, capacity: int = DEFAULT_CAPACITY) -> Subscription:

@@ -196,6 +196,7 @@ class StreamEngine:
         for ts, triples in items:
             ts = now_ms if ts is None else int(ts)
             if last is not None and ts < last:
+                state.late_items += len(items)  # the whole batch is refused
                 raise LateItem(state.definition.name, ts, last)
             last = ts
             stamped.append((ts, triples))

@@ -7,20 +7,32 @@ wake-up on that consumer's loop (``call_soon_threadsafe``), nothing more. A
 consumer that stops reading does not hold the engine or the other
 subscribers back: when its queue is full it is dropped (its pending events
 are discarded and its stream ends). Consumers drain the queue from their own
-side: ``await next()`` in an event loop (the SSE writer), ``drain()`` in
-plain code (tests, benchmarks).
+side: ``await next()`` in an event loop (the SSE writer of the Starlette
+application), ``wait(timeout)`` in a thread (the SSE writer of the Flask
+blueprint, which runs in a WSGI server's thread), ``drain()`` in plain code
+(tests, benchmarks).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections import deque
+from collections.abc import Callable
 
 from engine.stream.events import WindowEvent
 
 #: events a subscriber may have waiting before it is considered stalled
 DEFAULT_CAPACITY = 256
+
+
+class NoEventYet:
+    """What :meth:`Subscription.wait` returns when its time ran out first."""
+
+
+#: the one value of :class:`NoEventYet`
+NO_EVENT_YET = NoEventYet()
 
 
 class Subscription:
@@ -35,7 +47,8 @@ class Subscription:
         self.ended = False
         self._events: deque[WindowEvent] = deque()
         self._lock = threading.Lock()
-        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        #: wakes the consumer waiting for an event (set by next() or wait())
+        self._waiter: Callable[[], None] | None = None
 
     @property
     def closed(self) -> bool:
@@ -77,8 +90,26 @@ class Subscription:
                 if self.closed:
                     return None
                 ready = asyncio.Event()
-                self._waiter = (asyncio.get_running_loop(), ready)
+                self._waiter = functools.partial(asyncio.get_running_loop().call_soon_threadsafe, ready.set)
             await ready.wait()
+
+    def wait(self, timeout: float) -> WindowEvent | NoEventYet | None:
+        """The next live event, waiting at most ``timeout`` seconds in the
+        calling thread (:data:`NO_EVENT_YET` if none came); None once the
+        subscription is closed."""
+        with self._lock:
+            if self._events and not self.dropped:
+                return self._events.popleft()
+            if self.closed:
+                return None
+            ready = threading.Event()
+            self._waiter = ready.set
+        if not ready.wait(timeout):
+            with self._lock:
+                if self._waiter == ready.set:
+                    self._waiter = None
+            return NO_EVENT_YET
+        return self.wait(0)
 
     def __len__(self) -> int:
         return len(self._events)
@@ -89,8 +120,7 @@ class Subscription:
             waiter, self._waiter = self._waiter, None
         if waiter is None:
             return
-        loop, ready = waiter
         try:
-            loop.call_soon_threadsafe(ready.set)
+            waiter()
         except RuntimeError:  # the consumer's loop has closed: nobody is waiting any more
             pass

@@ -65,8 +65,7 @@ async function run() {
       panel.poll();
     } else if (kind === "update") {
       await runUpdate(text);
-      showResults(null);
-      $("results").innerHTML = `<p class="hint">Update applied.</p>`;
+      showResults(null, null, "Update applied.");
       setStatus(`Update applied in ${took()}.`);
     } else {
       const answer = await runQuery(text);
@@ -76,6 +75,7 @@ async function run() {
     drawHistory(history.remember(text));
   } catch (error) {
     setStatus("");
+    showNoResults();
     showError(error);
   } finally {
     setBusy(false);
@@ -91,11 +91,19 @@ function summary(answer) {
   return "Graph";
 }
 
-function showResults(answer, text = null) {
+/**
+ * Show `answer` (of the query `text`) in the results area, or, without an
+ * answer, the `note` alone: whatever was there before is always replaced, so
+ * an answer on screen belongs to the request just made.
+ */
+function showResults(answer, text = null, note = "") {
   const area = $("results");
   lastQuery = answer && answer.kind !== "graph" ? text : null;
   $("downloads").hidden = lastQuery === null;
-  if (!answer) return;
+  if (!answer) {
+    area.innerHTML = `<p class="hint">${escapeHtml(note)}</p>`;
+    return;
+  }
   // the query's own prefixes first, so its results read the way it was written
   if (answer.kind === "table") {
     new ResultTable(area, answer.json, { prefixes: [...prefixes.declaredIn(text), ...prefixes.known] });
@@ -132,6 +140,11 @@ function openLive(name, text) {
     },
   }));
   panel.poll();
+}
+
+/** After a failed request: no answer is shown, since the last one was for another request. */
+function showNoResults() {
+  showResults(null, null, "No results: the request failed (the error is above).");
 }
 
 function showError(error) {

@@ -89,7 +89,7 @@ def test_updates_ask_and_construct_each_get_their_view(page):
     type_query(page, f"ASK {{ <{EX}gauge-dresden> <{EX}on> <{EX}Elbe> }}")
     expect(page.locator("#results .verdict")).to_have_text("true")
 
-    type_query(page, f"CONSTRUCT {{ ?g <{EX}on> ?r }} WHERE {{ ?g <{EX}on> ?r }}")
+    type_query(page, f"PREFIX ex: <{EX}> CONSTRUCT {{ ?g ex:on ?r }} WHERE {{ ?g ex:on ?r }}")
     turtle = page.locator("#results pre.turtle")
     expect(turtle).to_contain_text("gauge-dresden")
     expect(turtle.locator(".tok-keyword").first).to_have_text("@prefix")

@@ -21,6 +21,7 @@ import pytest
 import uvicorn
 
 from endpoint.app import create_app
+from endpoint.http_protocol import HttpProtocol
 from endpoint.settings import Settings
 from engine.api import Store
 
@@ -39,8 +40,9 @@ class Server:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        # the server's own HTTP protocol (see endpoint/http_protocol.py), as `rivulet serve` runs it
         config = uvicorn.Config(create_app(store, settings), log_config=None, access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1)
+                                lifespan="off", timeout_graceful_shutdown=1, http=HttpProtocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 

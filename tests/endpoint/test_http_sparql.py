@@ -179,7 +179,10 @@ def test_writes_can_require_a_bearer_token(serve, demo_store):
     wrong = httpx.post(url, data=update, headers={"Authorization": "Bearer nope"})
     right = httpx.post(url, data=update, headers={"Authorization": "Bearer s3cret"})
     assert missing.status_code == 401
-    assert missing.headers.get_list("www-authenticate") == ['Basic realm="rivulet"', 'Bearer realm="rivulet"']
+    assert missing.headers.get_list("www-authenticate") == ['Basic realm="rivulet"']
+    assert wrong.headers.get_list("www-authenticate") == ['Bearer realm="rivulet"']
+    from_a_page = httpx.post(url, data=update, headers={"Sec-Fetch-Mode": "cors"})
+    assert from_a_page.headers.get_list("www-authenticate") == ['Bearer realm="rivulet"']
     assert wrong.status_code == 401
     assert right.status_code == 204
     assert httpx.get(url, params={"query": "ASK { <http://x/a> ?p ?o }"}).json()["boolean"] is True

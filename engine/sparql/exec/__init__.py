@@ -17,7 +17,7 @@ LOAD may call is :mod:`.outbound`'s policy.
 from engine.sparql.exec.context import ExecutionContext, QueryCancelled, ServiceCall
 from engine.sparql.exec.dataset import QueryDataset, build_dataset, merged
 from engine.sparql.exec.executor import OPERATORS, Executor
-from engine.sparql.exec.forms import construct, describe
+from engine.sparql.exec.forms import construct, construct_ids, describe
 from engine.sparql.exec.outbound import DEPTH_HEADER, OutboundPolicy, OutboundRefused, incoming_depth
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.service import ServiceClient, ServiceError, ServiceRefused
@@ -44,6 +44,7 @@ __all__ = [
     "UpdateRunner",
     "build_dataset",
     "construct",
+    "construct_ids",
     "describe",
     "merged",
 ]

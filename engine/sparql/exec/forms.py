@@ -12,12 +12,23 @@ from engine.store import Graph
 
 
 def construct(template: tuple[A.TriplePattern, ...], solutions: Solutions, terms: QueryTerms) -> list:
-    """Instantiate a CONSTRUCT template for every solution; a blank node of the
-    template is a fresh blank node per solution; ill-formed triples are left out.
-    Duplicates are removed on IDs, so each distinct triple is decoded once."""
+    """Instantiate a CONSTRUCT template for every solution, as term triples
+    (see :func:`construct_ids`)."""
+    triples = construct_ids(template, solutions, terms)
+    return list(zip(terms.decode_column(triples[:, 0]), terms.decode_column(triples[:, 1]),
+                    terms.decode_column(triples[:, 2]), strict=True))
+
+
+def construct_ids(template: tuple[A.TriplePattern, ...], solutions: Solutions,
+                  terms: QueryTerms) -> np.ndarray:
+    """Instantiate a CONSTRUCT template for every solution, as an (n, 3)
+    array of IDs in first-met order: a blank node of the template is a fresh
+    blank node per solution; ill-formed triples are left out; duplicates are
+    removed on IDs, so each distinct triple is decoded once, when it is read
+    (an HTTP answer decodes a chunk at a time and sends its first bytes early)."""
     n = solutions.length
     if not n:
-        return []
+        return np.empty((0, 3), dtype=np.int64)
     fresh: dict[BNode, np.ndarray] = {}
     parts = []
     for pattern in template:
@@ -38,11 +49,9 @@ def construct(template: tuple[A.TriplePattern, ...], solutions: Solutions, terms
         parts.append(np.stack([s[ok], p[ok], o[ok]], axis=1))
     triples = np.concatenate(parts)
     if not len(triples):
-        return []
+        return triples
     _, first = np.unique(triples, axis=0, return_index=True)
-    triples = triples[np.sort(first)]
-    return list(zip(terms.decode_column(triples[:, 0]), terms.decode_column(triples[:, 1]),
-                    terms.decode_column(triples[:, 2]), strict=True))
+    return triples[np.sort(first)]
 
 
 def describe(targets, solutions: Solutions, terms: QueryTerms, graph: Graph) -> list:

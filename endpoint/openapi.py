@@ -1,0 +1,292 @@
+"""The OpenAPI 3.1 description of the routes that are Rivulet's own, served at ``GET /openapi.json``.
+
+``/sparql`` and ``/store`` follow the W3C SPARQL 1.1 Protocol and Graph
+Store Protocol, which their own documents describe; this covers the rest:
+streams, continuous queries and their Server-Sent Events, the probes, the
+metrics and this document. It is written by hand from the handlers
+(:mod:`endpoint.stream_routes`, :mod:`endpoint.continuous_routes`,
+:mod:`endpoint.health`, :mod:`endpoint.metrics`) and the JSON they answer
+with (``to_json`` of the engine's stream and query states);
+tests/endpoint/test_openapi.py checks it against the application's routes,
+the OpenAPI 3.1 schema and the server's real answers.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+TEXT = {"text/plain": {"schema": {"type": "string"}}}
+MAYBE_INT = {"type": ["integer", "null"]}
+IRI = {"type": "string", "format": "iri"}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict, description: str, headers: dict | None = None) -> dict:
+    answer = {"description": description, "content": {"application/json": {"schema": schema}}}
+    if headers:
+        answer["headers"] = headers
+    return answer
+
+
+def _error(description: str) -> dict:
+    """An error answer: one line of text saying what was wrong."""
+    return {"description": description, "content": TEXT}
+
+
+def _errors(*codes: str) -> dict:
+    return {code: {"$ref": f"#/components/responses/{code}"} for code in codes}
+
+
+def _object(properties: dict, required: bool = True) -> dict:
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(properties)
+    return schema
+
+
+STREAM_NAME = {"name": "name", "in": "path", "required": True, "description": "the stream's name",
+               "schema": {"type": "string", "pattern": "^[A-Za-z0-9._~-]{1,200}$"}}
+QUERY_NAME = {"name": "name", "in": "path", "required": True,
+              "description": "the name given in the registration", "schema": {"type": "string"}}
+LOCATION = {"Location": {"description": "the URL of what was created", "schema": {"type": "string"}}}
+TIMESTAMP_FORMAT = ("milliseconds since the Unix epoch, or an xsd:dateTime (UTC when it has no zone); "
+                    "the arrival time when neither the header nor the parameter is given")
+
+SCHEMAS = {
+    "StreamDefinition": _object({
+        "iri": {**IRI, "description": "default: the stream's URL under --base-url (or the address the "
+                                      "client connected to)"},
+        "timing": {"type": "array", "items": IRI,
+                   "description": "predicates kept only while a window needs them"},
+        "timeless": {"type": ["array", "null"], "items": IRI,
+                     "description": "if given, only these predicates are absorbed into the stored graph"},
+        "graph": {**IRI, "description": "the stored graph absorbing timeless triples (default: the IRI)"},
+        "idle": {"enum": ["none", "wallclock"], "default": "none"},
+        "idle_lag_ms": {"type": "integer", "minimum": 0, "default": 1000},
+    }, required=False),
+    "StreamDescription": _object({
+        "name": {"type": "string"},
+        "iri": IRI,
+        "timing": {"type": "array", "items": IRI},
+        "timeless": {"type": ["array", "null"], "items": IRI},
+        "graph": IRI,
+        "idle": {"enum": ["none", "wallclock"]},
+        "idle_lag_ms": {"type": "integer"},
+        "watermark_ms": {**MAYBE_INT, "description": "null until the first item or heartbeat"},
+        "items": {"type": "integer"},
+        "triples": {"type": "integer"},
+        "rate_triples_per_s": {"type": "number", "description": "over the last 10 s"},
+        "transient_triples": {"type": "integer"},
+    }),
+    "IngestSummary": _object({
+        "stream": {"type": "string"},
+        "items": {"type": "integer"},
+        "triples": {"type": "integer"},
+        "watermark_ms": MAYBE_INT,
+        "windows_fired": {"type": "integer"},
+    }),
+    "QueryWindow": _object({
+        "stream": IRI,
+        "name": {"type": ["string", "null"], "description": "the RSP-QL window's IRI"},
+        "range_ms": MAYBE_INT,
+        "step_ms": MAYBE_INT,
+        "triples": {**MAYBE_INT, "description": "the count of a [TRIPLES n] window"},
+    }),
+    "QueryDescription": _object({
+        "name": {"type": "string"},
+        "language": {"enum": ["csparql", "rspql"]},
+        "report": {"enum": ["RSTREAM", "ISTREAM", "DSTREAM"]},
+        "form": {"enum": ["SELECT", "ASK", "CONSTRUCT"]},
+        "output_stream": {"type": ["string", "null"], "description": "REGISTER STREAM's output"},
+        "windows": {"type": "array", "items": _ref("QueryWindow")},
+        "next_window_close": {**MAYBE_INT, "description": "ms; null until the query's streams have data"},
+        "windows_reported": {"type": "integer", "description": "the sequence number of the last window"},
+        "last_evaluation_ms": {"type": ["number", "null"]},
+        "evaluation": {"type": "object", "properties": {"incremental": {"type": "boolean"}},
+                       "required": ["incremental"],
+                       "description": "in full, or from the windows' change (with its costs)"},
+        "subscribers": {"type": "integer"},
+        "query": {"type": "string", "description": "the registration's text"},
+    }),
+    "WindowEvent": {
+        **_object({
+            "query": {"type": "string"},
+            "sequence": {"type": "integer", "minimum": 1, "description": "also the event's id"},
+            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "rows": {"type": "integer"},
+            "closed_at_ms": {"type": "number"},
+            "reported_at_ms": {"type": "number"},
+            "results": {"type": "object", "description": "SPARQL 1.1 JSON results; CONSTRUCT as "
+                                                         "subject/predicate/object rows"},
+        }),
+        "description": "the data of one `window` event: one line of JSON",
+    },
+}
+
+RESPONSES = {
+    "400": _error("malformed: the message names the problem (and the line of a body)"),
+    "401": _error("a write without the bearer token the server was started with (--update-token)"),
+    "403": _error("a write to a read-only server, or from a site CORS does not allow"),
+    "404": _error("no such stream or query"),
+    "409": _error("a late item (its timestamp and the watermark in the message), or a name already taken"),
+    "413": _error("a body over the server's limit (--max-body)"),
+    "415": _error("a body type the route does not take"),
+    "422": _error("a timestamp that would make one query report more than 100,000 windows at once"),
+}
+
+ITEM_BODY = {"schema": {"type": "string"}}
+
+PATHS = {
+    "/streams": {
+        "get": {
+            "operationId": "listStreams", "summary": "Every declared stream", "tags": ["streams"],
+            "responses": {"200": _json(_object({"streams": {"type": "array",
+                                                              "items": _ref("StreamDescription")}}),
+                                       "the streams")},
+        },
+    },
+    "/streams/{name}": {
+        "parameters": [STREAM_NAME],
+        "put": {
+            "operationId": "declareStream", "summary": "Declare or re-declare a stream", "tags": ["streams"],
+            "requestBody": {"required": False, "content": {"application/json": {
+                "schema": _ref("StreamDefinition")}}},
+            "responses": {
+                "200": _json(_ref("StreamDescription"), "re-declared", LOCATION),
+                "201": _json(_ref("StreamDescription"), "declared", LOCATION),
+                **_errors("400", "401", "403", "413"),
+            },
+        },
+        "get": {
+            "operationId": "describeStream", "summary": "One stream", "tags": ["streams"],
+            "responses": {"200": _json(_ref("StreamDescription"), "the stream"), **_errors("404")},
+        },
+        "post": {
+            "operationId": "ingest", "summary": "Post one item, a heartbeat or a batch of items",
+            "description": "One item in an RDF syntax at the timestamp of `X-Timestamp` or `timestamp` "
+                           "(an empty body is a heartbeat), or many items as timestamped N-Triples "
+                           "(`TIMESTAMP <s> <p> <o> .` per line; a timestamp alone is a heartbeat; "
+                           "timestamps must not decrease). All or nothing of a request is ingested.",
+            "tags": ["streams"],
+            "parameters": [
+                {"name": "X-Timestamp", "in": "header", "description": TIMESTAMP_FORMAT,
+                 "schema": {"type": "string"}},
+                {"name": "timestamp", "in": "query", "description": TIMESTAMP_FORMAT,
+                 "schema": {"type": "string"}},
+            ],
+            "requestBody": {"required": False, "content": {
+                "application/n-triples": ITEM_BODY, "text/turtle": ITEM_BODY,
+                "application/ld+json": ITEM_BODY, "application/rdf+xml": ITEM_BODY,
+                "application/x-timestamped-ntriples": ITEM_BODY,
+            }},
+            "responses": {"202": _json(_ref("IngestSummary"), "ingested; windows it closed have fired"),
+                          **_errors("400", "401", "403", "404", "409", "413", "415", "422")},
+        },
+    },
+    "/queries": {
+        "get": {
+            "operationId": "listQueries", "summary": "Every registered continuous query", "tags": ["queries"],
+            "responses": {"200": _json(_object({"queries": {"type": "array",
+                                                              "items": _ref("QueryDescription")}}),
+                                       "the queries")},
+        },
+        "post": {
+            "operationId": "registerQuery", "summary": "Register a C-SPARQL or RSP-QL query",
+            "tags": ["queries"],
+            "requestBody": {"required": True, "content": {
+                "application/sparql-query": ITEM_BODY, "text/plain": ITEM_BODY,
+                "application/x-www-form-urlencoded": {"schema": _object({"query": {"type": "string"}})},
+            }},
+            "responses": {"201": _json(_ref("QueryDescription"), "registered", LOCATION),
+                          **_errors("400", "401", "403", "404", "409", "413", "415")},
+        },
+    },
+    "/queries/{name}": {
+        "parameters": [QUERY_NAME],
+        "get": {
+            "operationId": "describeQuery", "summary": "One query", "tags": ["queries"],
+            "responses": {"200": _json(_ref("QueryDescription"), "the query"), **_errors("404")},
+        },
+        "delete": {
+            "operationId": "unregisterQuery", "summary": "Unregister a query; its event streams end",
+            "tags": ["queries"],
+            "responses": {"204": {"description": "unregistered"}, **_errors("401", "403", "404")},
+        },
+    },
+    "/queries/{name}/events": {
+        "parameters": [QUERY_NAME],
+        "get": {
+            "operationId": "queryEvents", "summary": "The query's windows as Server-Sent Events",
+            "description": "One `window` event per window: `id` its sequence number, `data` one line of "
+                           "JSON (#/components/schemas/WindowEvent). A `: ping` comment every 15 s. "
+                           "After `Last-Event-ID: n` (or `last_event_id=n`) the retained events after n "
+                           "come first (the last 1000 per query).",
+            "tags": ["queries"],
+            "parameters": [
+                {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                 "description": "resume after this sequence number"},
+                {"name": "last_event_id", "in": "query", "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                 "description": "the same, for clients that cannot set the header"},
+            ],
+            "responses": {"200": {"description": "the event stream, open until the query is unregistered",
+                                  "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                          **_errors("404")},
+        },
+    },
+    "/healthz": {
+        "get": {"operationId": "healthz", "summary": "Liveness: the process serves", "tags": ["operations"],
+                "responses": {"200": {"description": "`ok`", "content": TEXT}}},
+        "head": {"operationId": "healthzHead", "summary": "Liveness, without a body", "tags": ["operations"],
+                 "responses": {"200": {"description": "serving"}}},
+    },
+    "/readyz": {
+        "get": {"operationId": "readyz", "summary": "Readiness: send it traffic", "tags": ["operations"],
+                "responses": {"200": {"description": "`ready`", "content": TEXT},
+                              "503": {"description": "`shutting down`", "content": TEXT}}},
+        "head": {"operationId": "readyzHead", "summary": "Readiness, without a body", "tags": ["operations"],
+                 "responses": {"200": {"description": "ready"}, "503": {"description": "shutting down"}}},
+    },
+    "/metrics": {
+        "get": {"operationId": "metrics", "summary": "Prometheus metrics", "tags": ["operations"],
+                "description": "The Prometheus text format, or OpenMetrics when `Accept` asks for it.",
+                "responses": {"200": {"description": "the current values", "content": {
+                    "text/plain": {"schema": {"type": "string"}},
+                    "application/openmetrics-text": {"schema": {"type": "string"}}}}}},
+    },
+    "/openapi.json": {
+        "get": {"operationId": "openapi", "summary": "This document", "tags": ["operations"],
+                "responses": {"200": _json({"type": "object"}, "the OpenAPI 3.1 description")}},
+    },
+}
+
+
+DOCUMENT = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "Rivulet: streams and continuous queries",
+        "version": version("rivulet"),
+        "description": "RDF streams, C-SPARQL / RSP-QL continuous queries and their windows over "
+                       "Server-Sent Events, and the operations routes. `/sparql` and `/store` follow "
+                       "the W3C SPARQL 1.1 Protocol and Graph Store HTTP Protocol (docs/http-api.md). "
+                       "Writes need `Authorization: Bearer TOKEN` on a server started with "
+                       "--update-token. Errors are one line of text/plain.",
+    },
+    "tags": [{"name": "streams"}, {"name": "queries"}, {"name": "operations"}],
+    "paths": PATHS,
+    "components": {"schemas": SCHEMAS, "responses": RESPONSES},
+}
+
+#: the document as served, encoded once
+_ENCODED = orjson.dumps(DOCUMENT)
+
+
+async def openapi_json(request: Request) -> Response:
+    """``GET /openapi.json``."""
+    return Response(_ENCODED, media_type="application/json")
