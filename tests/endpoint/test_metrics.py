@@ -5,7 +5,7 @@ scraped numbers must move by exactly what was done."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -51,6 +51,18 @@ def wait_until(condition: Callable[[], bool]) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def first_window(lines: Iterator[str]) -> bool:
+    """Read an SSE stream until its first window event (heartbeat comments
+    keep the connection alive, so the read timeout alone would not end it)."""
+    deadline = time.monotonic() + SETTLE
+    for line in lines:
+        if line.startswith("event: window"):
+            return True
+        if time.monotonic() > deadline:
+            return False
+    return False
 
 
 def buckets(samples: Samples, name: str, **labels: str) -> list[float]:
@@ -174,8 +186,7 @@ def test_streams_continuous_queries_and_subscribers(serve):
         late = http.post(f"{url}/streams/levels", content=f"{start} <{EX}g0> <{EX}cm> \"1\" .\n"
                          f"{start + 5000} <{EX}g0> <{EX}cm> \"2\" .", headers={"Content-Type": BATCH})
         assert late.status_code == 409
-        lines = events.iter_lines()
-        assert any(line.startswith("event: window") for line in lines)
+        assert first_window(events.iter_lines())
         during = scrape(url)
     # the listener has left
     assert wait_until(lambda: value(scrape(url), "rivulet_continuous_query_subscribers",
