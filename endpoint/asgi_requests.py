@@ -12,15 +12,14 @@ from starlette.requests import Request
 
 from endpoint import protocol
 from endpoint.access import check_write
+from endpoint.negotiation import combined_accept
 from endpoint.protocol import Operation
 from endpoint.settings import Settings
 
 
 def accept(request: Request) -> str | None:
-    """The ``Accept`` header, its repeated lines combined (HTTP allows a
-    list header to be sent as several lines; some clients do)."""
-    lines = request.headers.getlist("accept")
-    return ", ".join(lines) if lines else None
+    """The ``Accept`` header, its repeated lines combined."""
+    return combined_accept(request.headers.getlist("accept"))
 
 
 def own_origin(request: Request) -> str:

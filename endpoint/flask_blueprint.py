@@ -140,8 +140,7 @@ class _Views:
         check_write(request.headers, f"{request.scheme}://{request.host}", self.settings)
 
     def _accept(self) -> str | None:
-        lines = request.headers.getlist("Accept")
-        return ", ".join(lines) if lines else None
+        return negotiation.combined_accept(request.headers.getlist("Accept"))
 
     @staticmethod
     def _json(value: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -41,6 +41,12 @@ def offers_for(form: str) -> tuple[Offer, ...]:
     return _OFFERS[form]
 
 
+def combined_accept(lines: list[str]) -> str | None:
+    """The ``Accept`` header from all its lines (HTTP allows a list header
+    to be sent as several lines, and some clients do); None without one."""
+    return ", ".join(lines) if lines else None
+
+
 def parse_accept(header: str) -> list[tuple[str, float]]:
     """Media ranges with their q-values, in header order; malformed q counts as 1."""
     ranges = []

@@ -17,7 +17,6 @@ from endpoint.negotiation import Offer
 from endpoint.workers import Workers
 from engine.api import QueryResult
 from engine.rdf import Term, write_graph
-from engine.sparql.results import write_boolean, write_select_ids
 
 #: SELECT answers up to this many rows are written whole, without a worker thread
 INLINE_ROWS = 256
@@ -37,12 +36,8 @@ async def query_response(result: QueryResult, offer: Offer, workers: Workers) ->
 
 def small_query_response(result: QueryResult, offer: Offer) -> Response:
     """The whole answer of an ASK or of a small SELECT, written at once."""
-    if result.form == "ASK":
-        body = write_boolean(offer.format, bool(result.boolean))
-    else:
-        chunks = write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids)
-        body = b"".join(chunks)
-    return Response(body, headers={"Vary": "Accept"}, media_type=offer.content_type)
+    return Response(b"".join(answer_chunks(result, offer)), headers={"Vary": "Accept"},
+                    media_type=offer.content_type)
 
 
 async def graph_response(triples: Iterable[Triple], offer: Offer, workers: Workers,

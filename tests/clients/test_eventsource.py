@@ -17,6 +17,9 @@ PAGE = """<!doctype html>
   const events = new URLSearchParams(location.search).get("events");
   window.received = [];
   const source = new EventSource(events);
+  window.source = source;
+  window.failures = [];  // what the page saw go wrong, for the message of a failed test
+  source.onerror = () => window.failures.push(`error at ${Date.now()}, readyState ${source.readyState}`);
   source.addEventListener("window", (event) => {
     window.received.push({ id: event.lastEventId, data: event.data });
     const item = document.createElement("li");
@@ -33,7 +36,13 @@ def test_an_event_source_gets_each_window_as_it_closes(recorded):
 
         def scenario(page):
             page.goto(f"{site}/index.html?events={server.url}/queries/high_water/events")
-            streams.wait_for_subscribers(server.url, 1)
+            try:
+                streams.wait_for_subscribers(server.url, 1)
+            except AssertionError as exc:  # say what the page saw: it has been flaky in full runs
+                state = page.evaluate("({ready: window.source && window.source.readyState, "
+                                      "failures: window.failures})")
+                raise AssertionError(f"{exc}; the page's EventSource: {state}; the server saw: "
+                                     f"{server.show()}") from None
             for count, batch in enumerate(streams.WINDOW_BATCHES, start=1):
                 streams.post(server.url, batch)
                 page.wait_for_function(f"window.received.length >= {count}", timeout=20_000)

@@ -33,6 +33,15 @@ import pytest
 import rdflib
 from rdflib.compare import isomorphic
 
+from tests.clients.demo_queries import (
+    EX,
+    INTO_RHINE,
+    INTO_RHINE_TRIPLES,
+    ISAR,
+    LONGEST,
+    TOP3,
+)
+
 JARS = Path("/usr/share/java")
 #: Jena's jars that rsparql and rupdate load, and the libraries they use (the package's dependencies)
 CLASSPATH_JARS = [
@@ -46,23 +55,6 @@ CLASSPATH_JARS = [
 ]
 XERCES_MESSAGES = "org/apache/jena/ext/xerces/"
 
-EX = "http://example.org/rivers/"
-RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-LONGEST = f"""PREFIX ex: <{EX}>
-SELECT ?river ?km WHERE {{ ?river ex:lengthKm ?km }} ORDER BY DESC(?km) LIMIT 3"""
-TOP3 = [(f"{EX}Danube", "2850"), (f"{EX}Rhine", "1230"), (f"{EX}Elbe", "1094")]
-INTO_RHINE = f"""PREFIX ex: <{EX}>
-PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
-CONSTRUCT {{ ?r ex:flowsInto ex:Rhine ; rdfs:label ?label }}
-WHERE {{ ?r ex:flowsInto ex:Rhine ; rdfs:label ?label }}"""
-INTO_RHINE_TRIPLES = f"""
-<{EX}Moselle> <{EX}flowsInto> <{EX}Rhine> .
-<{EX}Moselle> <{RDFS_LABEL}> "Moselle"@en .
-<{EX}Moselle> <{RDFS_LABEL}> "Mosel"@de .
-<{EX}Main> <{EX}flowsInto> <{EX}Rhine> .
-<{EX}Main> <{RDFS_LABEL}> "Main"@en .
-"""
-ISAR = f"INSERT DATA {{ <{EX}Isar> <{EX}flowsInto> <{EX}Danube> }}"
 
 
 @pytest.fixture(scope="module")

@@ -29,28 +29,22 @@ from SPARQLWrapper import (
 )
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, Unauthorized
 
+from tests.clients.demo_queries import (
+    EX,
+    INTO_RHINE,
+    INTO_RHINE_TRIPLES,
+    ISAR,
+    LONGEST,
+    RDFS_LABEL,
+    TOP3,
+    XSD_INT,
+)
+
 #: SPARQLWrapper parses JSON-LD and RDF/XML into rdflib's ConjunctiveGraph, which rdflib deprecates
 pytestmark = pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning")
 
-EX = "http://example.org/rivers/"
-RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-XSD_INT = "http://www.w3.org/2001/XMLSchema#integer"
 
-LONGEST = f"""PREFIX ex: <{EX}>
-SELECT ?river ?km WHERE {{ ?river ex:lengthKm ?km }} ORDER BY DESC(?km) LIMIT 3"""
-TOP3 = [(f"{EX}Danube", "2850"), (f"{EX}Rhine", "1230"), (f"{EX}Elbe", "1094")]
 
-INTO_RHINE = f"""PREFIX ex: <{EX}>
-PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
-CONSTRUCT {{ ?r ex:flowsInto ex:Rhine ; rdfs:label ?label }}
-WHERE {{ ?r ex:flowsInto ex:Rhine ; rdfs:label ?label }}"""
-INTO_RHINE_TRIPLES = f"""
-<{EX}Moselle> <{EX}flowsInto> <{EX}Rhine> .
-<{EX}Moselle> <{RDFS_LABEL}> "Moselle"@en .
-<{EX}Moselle> <{RDFS_LABEL}> "Mosel"@de .
-<{EX}Main> <{EX}flowsInto> <{EX}Rhine> .
-<{EX}Main> <{RDFS_LABEL}> "Main"@en .
-"""
 
 
 def expected_graph() -> rdflib.Graph:
@@ -165,7 +159,6 @@ def isar_flows_into_danube(endpoint: str) -> bool:
     return ask.queryAndConvert()["boolean"]
 
 
-ISAR = f"INSERT DATA {{ <{EX}Isar> <{EX}flowsInto> <{EX}Danube> }}"
 
 
 def test_an_update_by_post(server):
