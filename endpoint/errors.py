@@ -23,7 +23,7 @@ from engine.api import QueryCancelled
 from engine.rdf import NotXmlText
 from engine.sparql.exec import ServiceError, UpdateError
 from engine.sparql.syntax import SparqlSyntaxError
-from engine.store import RowBudgetExceeded
+from engine.store import RowBudgetExceeded, StoreUnavailable
 from engine.stream import StreamError
 
 #: answer for a client that went away (nginx's code; nobody reads it)
@@ -32,7 +32,7 @@ CLIENT_CLOSED = 499
 OPERATION = "rivulet.operation"
 #: the errors :func:`~endpoint.problems.problem_for` answers
 ANSWERED = (ProtocolError, NotXmlText, RowBudgetExceeded, StreamError, SparqlSyntaxError, UpdateError,
-            ServiceError, QueryCancelled)
+            ServiceError, QueryCancelled, StoreUnavailable)
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]
 

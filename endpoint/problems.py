@@ -13,7 +13,7 @@ from engine.api import QueryCancelled
 from engine.rdf import NotXmlText
 from engine.sparql.exec import ServiceError, UpdateError
 from engine.sparql.syntax import SparqlSyntaxError
-from engine.store import RowBudgetExceeded
+from engine.store import RowBudgetExceeded, StoreUnavailable
 from engine.stream import StreamError
 
 
@@ -41,6 +41,9 @@ def problem_for(exc: Exception, operation: str | None, query_timeout: float) -> 
     if isinstance(exc, QueryCancelled):
         return ProtocolError(503, "query cancelled: it ran longer than the server's time limit of "
                                   f"{query_timeout:g} s")
+    if isinstance(exc, StoreUnavailable):
+        return ProtocolError(503, f"the store is briefly unavailable, retry: {exc}",
+                             [("Retry-After", str(exc.retry_after))])
     if isinstance(exc, NotXmlText):  # the answer holds a character the XML format cannot carry
         return ProtocolError(406, str(exc))
     if isinstance(exc, StreamError):

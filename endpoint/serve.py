@@ -44,6 +44,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "serve", help="serve the endpoint, streams and continuous queries over HTTP",
         description="Serve the console (/), /sparql (SPARQL 1.1 Protocol), /store (Graph Store "
                     "HTTP Protocol), /streams and /queries (continuous queries, Server-Sent Events).")
+    add_serve_options(serve)
+    serve.add_argument("--cluster", metavar="ADDRESS",
+                       help="serve a store sharded over a Ray cluster: 'auto' (the cluster this node "
+                            "belongs to), ray://HOST:PORT, or 'local' (start one here); needs --data-dir "
+                            "(see 'rivulet cluster up')")
+    add_cluster_options(serve)
+    serve.set_defaults(run=run)
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a sharded store (``serve --cluster``, ``cluster up``)."""
+    parser.add_argument("--shards", type=int, metavar="N",
+                        help="shards of the cluster's store (default: those --store was loaded in, else 3)")
+    parser.add_argument("--transport", choices=("auto", "tcp", "rdma", "ray"), default="auto",
+                        help="how small query steps read shards in place: 'auto' (RDMA where a device "
+                             "exists, else TCP), 'tcp', 'rdma', or 'ray' (every step forks to the shards)")
+
+
+def add_serve_options(serve: argparse.ArgumentParser) -> None:
+    """The options ``serve`` and ``cluster up`` share."""
     serve.add_argument("--data", action="append", default=[], metavar="FILE",
                        help="RDF file to load at start (repeatable; syntax from the suffix; "
                             ".trig and .nq fill named graphs)")
@@ -99,7 +119,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--base-url", metavar="URL",
                        help="the server's public base URL, for the IRIs and Location headers it makes "
                             "(default: the address clients connect to; never the Host header)")
-    serve.set_defaults(run=run)
 
 
 def data_files(args: argparse.Namespace) -> list[Path]:
@@ -206,7 +225,13 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("rivulet serve: with --processes above 1, give either --store or --data: files "
                          "added to an opened store live in one process's memory")
     data = None
-    if args.data_dir:
+    cluster = None
+    if args.cluster:
+        from endpoint.cluster_command import open_cluster
+
+        cluster = open_cluster(args)
+        store, directory, streams = cluster.store, None, None
+    elif args.data_dir:
         if args.store or args.processes > 1:
             raise SystemExit("rivulet serve: --data-dir cannot be combined with --store or --processes")
         data = open_data_directory(args)
@@ -242,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if data is not None:
             data.close()
+        if cluster is not None:
+            cluster.close()
     return 0
 
 

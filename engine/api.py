@@ -116,8 +116,10 @@ class QueryResult:
 class Store:
     """An in-memory RDF dataset with SPARQL 1.1 query and update."""
 
-    def __init__(self, service_timeout: float = 30.0) -> None:
-        self._store = QuadStore()
+    def __init__(self, service_timeout: float = 30.0, quad_store: QuadStore | None = None) -> None:
+        #: the ID-level store: one process's, or a cluster coordinator's
+        #: (``engine.cluster.sharded_store``), whose triples live on shards
+        self._store = quad_store if quad_store is not None else QuadStore()
         self._plans: OrderedDict[tuple[str, str | None], A.Query] = OrderedDict()
         self._plans_lock = threading.Lock()
         self._service = ServiceClient(service_timeout)

@@ -3,7 +3,9 @@
 The layers, lowest first: ``engine.rdf`` (terms and RDF syntax), then
 ``engine.store`` with ``engine.loader`` beside it (the loader writes the
 store's format, so it imports the store; the store never imports the loader),
-``engine.sparql``, ``engine.api``, ``engine.stream`` and ``endpoint``. The
+``engine.sparql``, ``engine.api``, ``engine.stream``, ``engine.durability``,
+``engine.cluster`` (a coordinator's store over shards, whose logs are the
+durability layer's) and ``endpoint``. The
 stream engine runs continuous queries over an ``engine.api.Store``, so it sits
 above ``engine.api``: the one-shot API never knows about streams. Inside
 ``engine.sparql`` the stages go one way too: the algebra knows only RDF terms,
@@ -36,7 +38,8 @@ LAYERS: dict[str, int] = {
     "engine.api": 3,
     "engine.stream": 4,
     "engine.durability": 5,
-    "endpoint": 6,
+    "engine.cluster": 6,
+    "endpoint": 7,
 }
 
 #: packages placed by their own name only, so that each package inside must be placed

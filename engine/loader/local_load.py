@@ -25,17 +25,21 @@ from engine.store.csr import build_adjacency
 from engine.store.layout import DIRECTIONS, TERMS, Manifest, adjacency_dir
 
 
-def build_store_directory(files: list[Path], target: Path) -> Manifest:
+def build_store_directory(files: list[Path], target: Path, shards: int = 1) -> Manifest:
     """Load ``files`` (syntax from each suffix; TriG and N-Quads fill named
-    graphs) into a new store directory ``target``. Written beside the target
-    and renamed into place, so a failed load leaves nothing behind."""
+    graphs) into a new store directory ``target`` of ``shards`` vertex
+    partitions. Written beside the target and renamed into place, so a
+    failed load leaves nothing behind."""
     parsed = (split_nquads(canonical_nquads(path)) for path in files)
-    return write_store_directory(parsed, target, [str(f) for f in files])
+    return write_store_directory(parsed, target, [str(f) for f in files], shards)
 
 
-def write_store_directory(parts: Iterable[SpelledQuads], target: Path, sources: list[str]) -> Manifest:
+def write_store_directory(parts: Iterable[SpelledQuads], target: Path, sources: list[str],
+                          shards: int = 1) -> Manifest:
     """Write statements already in the store's spelling (blank node labels
-    kept as they are) as the new store directory ``target``."""
+    kept as they are) as the new store directory ``target``; vertex ``v``'s
+    keys go to shard ``v % shards`` in each direction, as the Spark loader
+    writes them."""
     if target.exists():
         raise FileExistsError(f"{target} exists; a store directory is built new")
     work = target.with_name(target.name + ".partial")
@@ -51,14 +55,20 @@ def write_store_directory(parts: Iterable[SpelledQuads], target: Path, sources: 
     for gid, parts in columns.items():
         s, p, o = (np.concatenate([part[i] for part in parts]) for i in range(3))
         bound = len(terms)
+        counts[str(gid)] = 0
         for direction, (vertex, neighbour) in zip(DIRECTIONS, ((s, o), (o, s))):
-            arrays = build_adjacency(vertex, p, neighbour, bound, 1)
-            folder = adjacency_dir(work, 0, gid, direction)
-            folder.mkdir(parents=True)
-            for name, array in arrays.items():
-                np.save(folder / f"{name}.npy", array)
-        counts[str(gid)] = len(arrays["neighbours"])
-    manifest = Manifest(triples=sum(counts.values()), terms=len(terms), shards=1, graphs=counts,
+            for shard in range(shards):
+                rows = vertex % shards == shard if shards > 1 else slice(None)
+                if shards > 1 and not rows.any():
+                    continue
+                arrays = build_adjacency(vertex[rows], p[rows], neighbour[rows], bound, shards)
+                folder = adjacency_dir(work, shard, gid, direction)
+                folder.mkdir(parents=True)
+                for name, array in arrays.items():
+                    np.save(folder / f"{name}.npy", array)
+                if direction == DIRECTIONS[0]:
+                    counts[str(gid)] += len(arrays["neighbours"])
+    manifest = Manifest(triples=sum(counts.values()), terms=len(terms), shards=shards, graphs=counts,
                         sources=sources)
     manifest.write(work)
     work.rename(target)

@@ -155,6 +155,31 @@ class MemoryTermDictionary:
             self._terms.append(term)
             if new_id >= len(self._kinds):
                 self._grow(max(new_id + 1, 2 * len(self._kinds)))
+        self._describe(new_id, term)
+        return new_id
+
+    def restore(self, term_id: int, term: Term) -> None:
+        """Give ``term`` the permanent ID it had before a restart (a cluster
+        coordinator reads its terms back from its log, so that they match
+        the IDs its shards store); the IDs skipped meanwhile are free."""
+        with self._lock:
+            if self._ids.get(term) == term_id:
+                return
+            if term in self._ids or (term_id < len(self._terms) and self._terms[term_id] is not None):
+                raise ValueError(f"cannot restore {term} as ID {term_id}: already taken")
+            while len(self._terms) < term_id:
+                self._free.append(len(self._terms))
+                self._terms.append(None)
+            if len(self._terms) == term_id:
+                self._terms.append(term)
+            else:  # an ID skipped earlier (the log is mostly in ID order: rare)
+                self._free.remove(term_id)
+                self._terms[term_id] = term
+            if term_id >= len(self._kinds):
+                self._grow(max(term_id + 1, 2 * len(self._kinds)))
+            self._describe(term_id, term)
+
+    def _describe(self, new_id: int, term: Term) -> None:
         self._ids[term] = new_id
         cls = term.__class__
         if cls is IRI:
@@ -164,7 +189,6 @@ class MemoryTermDictionary:
         else:
             self._kinds[new_id] = KIND_LITERAL
             self._numbers[new_id] = numeric_value(term)
-        return new_id
 
     def _grow(self, size: int) -> None:
         self._kinds = np.resize(self._kinds, size)

@@ -19,6 +19,7 @@ The store depends only on :mod:`engine.rdf`; the loader imports the store,
 never the reverse.
 """
 
+from engine.store.availability import StoreUnavailable
 from engine.store.base_store import open_quad_store
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.compact_graph import CompactGraph
@@ -55,6 +56,7 @@ __all__ = [
     "DEFAULT_GRAPH",
     "triples_by_graph",
     "RowBudgetExceeded",
+    "StoreUnavailable",
     "check_rows",
     "checkpoint",
     "row_budget",

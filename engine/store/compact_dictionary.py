@@ -273,6 +273,17 @@ class CompactTermDictionary:
         with self._lock:
             return self._shift(self._overlay.encode_transient(term))
 
+    def restore(self, term_id: int, term: Term) -> None:
+        """Give ``term`` the ID it had before a restart (see
+        :meth:`MemoryTermDictionary.restore`); a term of the compact part
+        keeps its own."""
+        if term_id <= len(self._arrays):
+            if self._in_base(term) != term_id:
+                raise ValueError(f"cannot restore {term} as ID {term_id}: the store numbers it otherwise")
+            return
+        with self._lock:
+            self._overlay.restore(term_id - len(self._arrays), term)
+
     def encode_many(self, terms: list[Term]) -> np.ndarray:
         """IDs for a list of terms as an int64 array."""
         encode = self.encode

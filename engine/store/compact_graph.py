@@ -54,6 +54,10 @@ class Adjacency:
         self.index_triples = arrays["index_triples"]
         self.shards, self.shard = shards, shard
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name (a shard publishes them for in-place reads)."""
+        return {name: getattr(self, name) for name in ADJACENCY_ARRAYS}
+
     @classmethod
     def open(cls, directory: Path, shards: int, shard: int) -> Adjacency | None:
         if not directory.is_dir():
@@ -254,6 +258,10 @@ class CompactGraph(DerivedColumns):
 
     def __len__(self) -> int:
         return self._len
+
+    def direction(self, name: str) -> Direction:
+        """The ``out`` (by subject) or ``in`` (by object) arrays."""
+        return self._out if name == "out" else self._in
 
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
         """Exact number of triples matching constants (None = any)."""

@@ -36,6 +36,7 @@ import numpy as np
 
 from engine.rdf import IRI
 from engine.sparql.syntax import ContinuousQuery, parse_registration
+from engine.store import StoreUnavailable
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
@@ -59,6 +60,8 @@ DEFAULT_RETAINED_EVENTS = 1000
 MAX_WINDOWS_AT_ONCE = 100_000
 #: how often the idle clock moves the watermark of idle wall-clock streams
 IDLE_TICK_SECONDS = 0.1
+#: seconds a due window waits for a store that is briefly unavailable (a shard restarting)
+UNAVAILABLE_PATIENCE = 60.0
 
 
 class StreamJournal(Protocol):
@@ -351,14 +354,16 @@ class StreamEngine:
                 if len(group) == 1:
                     events = [self._evaluate(group[0], close, received)]
                 else:
-                    events = evaluate_group(group, group[0].shape, self.store.quad_store, close, received)
+                    events = _waiting_for_store(lambda group=group, close=close: evaluate_group(
+                        group, group[0].shape, self.store.quad_store, close, received))
                 for running, event in zip(group, events, strict=True):
                     self._publish(running, event, fired)
                 progress = True
         return fired
 
     def _evaluate(self, running: RunningQuery, close: int, received: float) -> WindowEvent:
-        return running.evaluate(self.store.quad_store, self.store.service_client, close, received)
+        return _waiting_for_store(
+            lambda: running.evaluate(self.store.quad_store, self.store.service_client, close, received))
 
     def _publish(self, running: RunningQuery, event: WindowEvent, fired: list[WindowEvent]) -> None:
         running.publish(event)
@@ -460,6 +465,21 @@ class StreamEngine:
                     continue
                 if state.watermark is None or mark > state.watermark:
                     self._ingest(state, [(mark, [])], time.time(), from_producer=False)
+
+
+def _waiting_for_store(evaluate):
+    """``evaluate()``, waiting out a store that is briefly unavailable (a
+    shard restarting): a due window is never skipped, and its schedule moves
+    on only once it has been evaluated."""
+    deadline = time.monotonic() + UNAVAILABLE_PATIENCE
+    while True:
+        try:
+            return evaluate()
+        except StoreUnavailable as exc:
+            if time.monotonic() > deadline:
+                raise
+            log.warning("a window waits for the store: %s", exc)
+            time.sleep(min(exc.retry_after, 0.5))
 
 
 def _local_name(iri: IRI) -> str:

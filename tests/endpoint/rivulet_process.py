@@ -27,13 +27,13 @@ class RivuletProcess:
     Standard error is read by a thread into ``stderr_lines`` (a full pipe
     would stall the server)."""
 
-    def __init__(self, *options: str) -> None:
+    def __init__(self, *options: str, command: tuple[str, ...] = ("serve",)) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.stderr_lines: list[str] = []
         self._listening = threading.Event()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "endpoint.cli", "serve", "--port", str(port), *options],
+            [sys.executable, "-m", "endpoint.cli", *command, "--port", str(port), *options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )

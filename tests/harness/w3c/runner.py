@@ -86,8 +86,8 @@ def _read_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8")
 
 
-def _new_store(test: TestCase) -> Store:
-    store = Store()
+def _new_store(test: TestCase, make_store: Callable[[], Store]) -> Store:
+    store = make_store()
     for path in test.data:
         store.load(path, base=path.as_uri())
     for graph in test.graph_data:
@@ -162,9 +162,9 @@ def _check_answer(test: TestCase, result: QueryResult, query: A.Query) -> tuple[
     return ("wrong answer", problem) if problem else None
 
 
-def _run_query_evaluation(test: TestCase) -> tuple[str, str] | None:
+def _run_query_evaluation(test: TestCase, make_store: Callable[[], Store]) -> tuple[str, str] | None:
     assert test.query is not None
-    store = _new_store(test)
+    store = _new_store(test, make_store)
     text, base = _read_text(test.query), test.query.as_uri()
     query = parse_query(text, base)
     _load_query_dataset(store, test, query)
@@ -189,9 +189,9 @@ def _expected_states(test: TestCase) -> dict[str | None, list]:
     return states
 
 
-def _run_update_evaluation(test: TestCase) -> tuple[str, str] | None:
+def _run_update_evaluation(test: TestCase, make_store: Callable[[], Store]) -> tuple[str, str] | None:
     assert test.query is not None
-    store = _new_store(test)
+    store = _new_store(test, make_store)
     store.update(_read_text(test.query), base=test.query.as_uri())
     actual, expected = _graph_states(store), _expected_states(test)
     if set(actual) != set(expected):
@@ -216,7 +216,7 @@ def _run_syntax(test: TestCase) -> tuple[str, str] | None:
     return ("accepted an invalid request", "") if not positive else None
 
 
-_RUNNERS: dict[str, Callable[[TestCase], tuple[str, str] | None]] = {
+_RUNNERS: dict[str, Callable[..., tuple[str, str] | None]] = {
     "QueryEvaluationTest": _run_query_evaluation,
     "CSVResultFormatTest": _run_query_evaluation,
     "UpdateEvaluationTest": _run_update_evaluation,
@@ -229,11 +229,14 @@ def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {message[0][:200]}" if message else type(error).__name__
 
 
-def run_test(test: TestCase, timeout: float = DEFAULT_TIMEOUT) -> Outcome:
-    """Run one test; never raises (errors become failed outcomes)."""
+def run_test(test: TestCase, timeout: float = DEFAULT_TIMEOUT, make_store: Callable[[], Store] = Store
+             ) -> Outcome:
+    """Run one test on stores ``make_store`` makes (one process's by default,
+    a cluster's in tests/cluster); never raises (errors become failed outcomes)."""
     try:
         with time_limit(timeout):
-            problem = _RUNNERS[test.kind](test)
+            runner = _RUNNERS[test.kind]
+            problem = runner(test) if runner is _run_syntax else runner(test, make_store)
     except (Exception, TestTimeout) as error:  # a failed test, not a crash of the run
         problem = (_short(error), traceback.format_exc(limit=-3))
     if problem is None:
@@ -246,12 +249,17 @@ def run_suite(
     folders: list[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     on_outcome: Callable[[Outcome], None] | None = None,
+    make_store: Callable[[], Store] = Store,
+    categories: tuple[str, ...] | None = None,
 ) -> Report:
-    """Run every runnable test of the suite (or of ``folders``)."""
+    """Run every runnable test of the suite (or of ``folders``, or of
+    ``categories``) on stores ``make_store`` makes."""
     tests, exclusions = load_suite(root, folders)
     report = Report(exclusions=exclusions)
     for test in tests:
-        outcome = run_test(test, timeout)
+        if categories is not None and test.category not in categories:
+            continue
+        outcome = run_test(test, timeout, make_store)
         report.outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)

@@ -1,0 +1,97 @@
+"""``rivulet cluster up`` and ``rivulet serve --cluster``: the endpoint as a
+cluster's coordinator, its store's triples on Ray shard actors.
+
+``cluster up`` starts a Ray runtime on this machine (a local cluster) and
+the shards in it; ``serve --cluster ray://HOST:PORT`` (or ``auto``) joins a
+Ray cluster started by ``ray start`` or KubeRay, and creates the shard
+actors there or finds those another coordinator created. Either way the
+data directory holds each shard's log and checkpoints (``shards/<k>``) and
+the coordinator's (``coordinator``): on shared storage when the shards run
+on several nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.api import Store
+from engine.store.layout import Manifest
+
+log = logging.getLogger("rivulet.cluster")
+
+#: shards when neither --shards nor a loaded store says
+DEFAULT_SHARDS = 3
+
+
+@dataclass
+class Cluster:
+    """The store and what must be stopped with the server."""
+
+    store: Store
+    calls: object
+    owns_shards: bool
+
+    def close(self) -> None:
+        if self.owns_shards:
+            self.calls.stop()
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``cluster up``."""
+    from endpoint.serve import add_cluster_options, add_serve_options, run
+
+    cluster = subparsers.add_parser("cluster", help="run a sharded store on Ray")
+    actions = cluster.add_subparsers(dest="action", required=True)
+    up = actions.add_parser(
+        "up", help="start a Ray cluster on this machine, N shards in it, and the endpoint",
+        description="Start a local Ray runtime, the store's shards as Ray actors and the endpoint "
+                    "as their coordinator; stopping the endpoint stops the shards.")
+    add_serve_options(up)
+    add_cluster_options(up)
+    up.set_defaults(run=run, cluster="local")
+
+
+def shard_count(args: argparse.Namespace) -> int:
+    loaded = Manifest.read(Path(args.store)).shards if args.store else None
+    if args.shards is not None and loaded is not None and args.shards != loaded:
+        raise SystemExit(f"rivulet: {args.store} was loaded in {loaded} shard(s), not --shards "
+                         f"{args.shards}: load it again with rivulet load --shards {args.shards}")
+    return args.shards or loaded or DEFAULT_SHARDS
+
+
+def open_cluster(args: argparse.Namespace) -> Cluster:
+    """Connect to (or start) Ray, start or find the shards, open the store."""
+    if not args.data_dir:
+        raise SystemExit("rivulet: a cluster needs --data-dir (the shards' and coordinator's logs)")
+    if args.processes > 1:
+        raise SystemExit("rivulet: --processes cannot be combined with --cluster (run more coordinators)")
+    import ray
+
+    from engine.cluster.coordinator import open_cluster_store
+    from engine.cluster.ray_shards import NAMESPACE, RayShardCalls, start_shards
+
+    shards = shard_count(args)
+    if args.cluster == "local":  # a new runtime, even where `ray start` runs or RAY_ADDRESS is set
+        ray.init(address="local", include_dashboard=False, namespace=NAMESPACE, configure_logging=False)
+    else:
+        ray.init(address=args.cluster, namespace=NAMESPACE, configure_logging=False)
+    data_dir = Path(args.data_dir).resolve()
+    store_dir = Path(args.store).resolve() if args.store else None
+    actors = start_shards(shards, str(data_dir), str(store_dir) if store_dir else None,
+                          sync=args.sync == "always", checkpoint_mb=args.checkpoint_mb,
+                          in_place=args.transport != "ray")
+    calls = RayShardCalls(actors)
+    store = open_cluster_store(calls, data_dir, store_dir, sync=args.sync == "always",
+                               transport=args.transport)
+    from endpoint.serve import data_files
+
+    if store.quad_store.snapshot().version == 0:
+        for path in data_files(args):
+            log.info("loaded %d triples from %s into the cluster", store.load(path), path)
+    elif data_files(args):
+        log.info("the cluster has data already: the --data files are not loaded again")
+    log.info("cluster of %d shards on Ray (%s)", shards, args.cluster)
+    return Cluster(store, calls, owns_shards=args.cluster == "local")

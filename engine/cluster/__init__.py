@@ -1,0 +1,8 @@
+"""A store partitioned over shards: the cluster layer (see docs/operations.md).
+
+The compact store is partitioned by vertex (``ID % shards``, in both
+directions, as ``rivulet load --shards N`` writes it); each partition is
+served by one shard (a Ray actor in a cluster), and the coordinator (the
+HTTP endpoint process) runs the executor unchanged over graphs whose reads
+go to the shards. Transports (``engine.cluster.transport``) carry the reads.
+"""

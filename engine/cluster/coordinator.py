@@ -1,0 +1,63 @@
+"""Opening a cluster's store at the coordinator: dictionary, log, shards, transports.
+
+The coordinator holds the term dictionary (the loaded store's, plus the
+terms its log spells), numbers commits and runs queries; the shards hold the
+triples. Several coordinators may serve queries over the same shards; one
+of them takes writes (the commit numbering is its log's).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from engine.api import Store
+from engine.cluster.coordinator_log import CoordinatorLog
+from engine.cluster.in_place import InPlaceReads, measure
+from engine.cluster.shard_calls import ShardCalls
+from engine.cluster.sharded_store import ShardedQuadStore
+from engine.store.compact_dictionary import CompactTermDictionary
+from engine.store.layout import TERMS
+
+log = logging.getLogger("rivulet.cluster")
+
+
+def open_cluster_store(calls: ShardCalls, data_dir: Path, store_dir: Path | None = None, sync: bool = True,
+                       transport: str = "auto") -> Store:
+    """A :class:`~engine.api.Store` whose triples live on the shards ``calls``
+    reaches; ``transport`` picks in-place reads ("auto", "tcp", "rdma") or
+    none ("ray": every step forks to the shards through Ray)."""
+    terms = CompactTermDictionary.open(store_dir / TERMS) if store_dir else CompactTermDictionary()
+    coordinator_log = CoordinatorLog(data_dir / "coordinator", terms, len(terms), sync)
+    infos = calls.info()
+    in_place = _in_place_reads(calls, infos, transport)
+    quad_store = ShardedQuadStore(terms, calls, coordinator_log, in_place)
+    log.info("cluster store: %d shards at version %d; steps %s", calls.shards, quad_store.snapshot().version,
+             "fork-join through Ray, or in place over " + in_place.reader.name if in_place is not None
+             else "fork-join through Ray only")
+    return Store(quad_store=quad_store)
+
+
+def _in_place_reads(calls: ShardCalls, infos: list[dict], transport: str) -> InPlaceReads | None:
+    if transport == "ray":
+        return None
+    from engine.cluster.transport.base import Slices
+    from engine.cluster.transport.choice import open_reader
+
+    addresses = {info["shard"]: info["addresses"] for info in infos}
+    if not all(addresses.values()):
+        return None
+    reader = open_reader(transport, addresses)
+    regions = {info["shard"]: info.get("regions", {}) for info in infos}
+    first = np.zeros(1, dtype=np.int64)
+    probe = {k: [Slices(name, first, first + 1)] for k, names in regions.items() for name in list(names)[:1]}
+    read_latency = measure(lambda: reader.gather(probe)) if probe else float("inf")
+    fork_latency = measure(lambda: calls.fork({k: ("ping", ()) for k in range(calls.shards)}))
+    log.info("in-place read round trip %.0f us (%s), fork-join call %.0f us (ray)", read_latency * 1e6,
+             reader.name, fork_latency * 1e6)
+    return InPlaceReads(reader, calls.shards, regions, read_latency, fork_latency,
+                        lambda: {info["shard"]: info["addresses"] for info in calls.info()},
+                        chosen=transport != "auto")
+

@@ -1,0 +1,121 @@
+"""A shard's process-level server: its state, files and published regions.
+
+One object per shard, the same whether it runs as a Ray actor
+(``engine.cluster.ray_shards``) or in the coordinator's process (tests).
+Every method is a call the coordinator makes: commits, the reads of a
+fork-join step, checkpoints and reports. Reads name the snapshot version
+they read, so a query sees one consistent state across shards.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from engine.cluster.shard_files import ShardFiles
+from engine.cluster.shard_ops import ShardOp
+from engine.cluster.shard_state import loaded_regions
+from engine.store.graph import Matches
+
+log = logging.getLogger("rivulet.cluster")
+
+
+class ShardServer:
+    """Shard ``shard`` of ``shards``, recovered from ``data_dir`` (and the
+    loaded store ``store_dir``, when given)."""
+
+    def __init__(self, shard: int, shards: int, data_dir: str, store_dir: str | None = None,
+                 sync: bool = True, checkpoint_mb: float = 64.0, region_host: str | None = "127.0.0.1"
+                 ) -> None:
+        self.shard, self.shards = shard, shards
+        self.files, self.state, self.recovery = ShardFiles.recover(
+            Path(data_dir), shard, shards, Path(store_dir) if store_dir else None, sync, checkpoint_mb)
+        self._commit_lock = threading.Lock()
+        self._regions: list = []
+        self.addresses: dict[str, tuple[str, int]] = {}
+        if region_host is not None:
+            self._publish_regions(region_host)
+
+    def _publish_regions(self, host: str) -> None:
+        """Serve the loaded base's arrays to in-place readers: over TCP
+        always, and over RDMA (registered memory regions, read with
+        one-sided READs) where this node has a device."""
+        from engine.cluster.transport.rdma_device import probe_rdma
+        from engine.cluster.transport.tcp import TcpRegionServer
+
+        regions = loaded_regions(self.files.loaded, self.shard)
+        servers = [("tcp", TcpRegionServer(host, 0))]
+        if probe_rdma() is None:
+            from engine.cluster.transport.rdma_server import RdmaRegionServer
+
+            servers.append(("rdma", RdmaRegionServer(host, 0)))
+        for name, server in servers:
+            for region, array in regions.items():
+                server.publish(region, array)
+            server.start()
+            self._regions.append(server)
+            self.addresses[name] = server.address
+
+    # ------------------------------------------------------------ reports
+    def info(self) -> dict:
+        regions = loaded_regions(self.files.loaded, self.shard) if self.addresses else {}
+        return {"shard": self.shard, "shards": self.shards, "version": self.state.version,
+                "pid": os.getpid(), "addresses": dict(self.addresses), "recovery": self.recovery,
+                "regions": {name: len(array) for name, array in regions.items()}}
+
+    def ping(self) -> int:
+        return self.state.version
+
+    # ------------------------------------------------------------ writes
+    def apply(self, version: int, ops: list[ShardOp], retain: dict[int, int]) -> dict[int, int]:
+        """Apply and log commit ``version``; returns triples per graph after
+        it. Applied before it is logged: nobody reads ``version`` before
+        every shard has answered, and a commit that fails here is never
+        logged, so recovery cannot meet it."""
+        with self._commit_lock:
+            if self.state.apply(version, ops, retain):
+                self.files.log_commit(version, ops, retain)
+                if self.files.wants_checkpoint():
+                    self.files.checkpoint(self.state)
+            return self.state.sizes(self.state.version)
+
+    def checkpoint(self) -> int:
+        with self._commit_lock:
+            return self.files.checkpoint(self.state)
+
+    # ------------------------------------------------------------- reads
+    def match(self, version: int, graph_id: int, role: str, s: np.ndarray | None, p: np.ndarray | None,
+              o: np.ndarray | None, n_rows: int, cutoffs: dict[int, int] | None) -> Matches:
+        return self.state.match(version, graph_id, role, s, p, o, n_rows, cutoffs)
+
+    def count(self, version: int, graph_id: int, role: str, s: int | None, p: int | None, o: int | None,
+              cutoffs: dict[int, int] | None) -> int:
+        return self.state.count(version, graph_id, role, s, p, o, cutoffs)
+
+    def degree_stats(self, version: int, graph_id: int, p: int | None, cutoffs: dict[int, int] | None
+                     ) -> tuple[int, int, int]:
+        return self.state.degree_stats(version, graph_id, p, cutoffs)
+
+    def columns(self, version: int, graph_id: int, cutoffs: dict[int, int] | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.state.columns(version, graph_id, cutoffs)
+
+    def sizes(self, version: int) -> dict[int, int]:
+        return self.state.sizes(version)
+
+    def reset(self, data_dir: str) -> None:
+        """Start over empty in ``data_dir`` (tests reuse the shard processes
+        of one Ray cluster for many independent stores)."""
+        with self._commit_lock:
+            self.files.close()
+            self.files, self.state, self.recovery = ShardFiles.recover(
+                Path(data_dir), self.shard, self.shards, None, self.files.wal.sync)
+
+    def close(self) -> None:
+        for server in self._regions:
+            server.stop()
+        self.files.close()

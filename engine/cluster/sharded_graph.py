@@ -1,0 +1,146 @@
+"""A graph whose triples live on the shards, behind the ordinary Graph interface.
+
+The executor, property paths, updates and the stream engine run unchanged at
+the coordinator; each call on a :class:`ShardedGraph` is one step of a query
+and runs on the shards that own its keys:
+
+- bound subjects go to their owners' ``out`` role, bound objects (subject
+  unbound) to their owners' ``in`` role, with the rows each shard owns;
+- a pattern with neither bound is a scan: every shard's ``out`` role, each
+  triple on exactly one shard.
+
+A step runs either *fork-join* (the rows are sent to the shards, which match
+them there and send back the matches: one call per shard, all at once) or
+*in place* (the coordinator reads the owners' neighbour lists itself through
+a transport, with no code run on the shard): :class:`~engine.cluster.in_place.InPlaceReads`
+says which costs less for the step's size, as Wukong chooses per step.
+In-place reads need the loaded base as it is, so only graphs no commit has
+touched since the load are read in place.
+
+Every read names the snapshot version it reads (and, for a window, the as-of
+cutoffs per stream), so one query sees one state on every shard.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.cluster.partition import IN, OUT, rows_by_shard
+from engine.cluster.shard_calls import ShardCalls, broadcast
+from engine.store.graph import Matches, contains_by_match
+from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph
+
+if TYPE_CHECKING:
+    from engine.cluster.in_place import InPlaceReads
+
+
+class ShardedGraph(DerivedColumns):
+    """Graph ``graph_id`` at snapshot ``version``, read on the shards."""
+
+    def __init__(self, calls: ShardCalls, graph_id: int, version: int, length: int,
+                 cutoffs: dict[int, int] | None = None, in_place: InPlaceReads | None = None) -> None:
+        self.calls = calls
+        self.graph_id = graph_id
+        self.version = version
+        self._length = length
+        self.cutoffs = cutoffs or None
+        #: in-place reads of the loaded base (None: this graph is read by fork-join only)
+        self.in_place = in_place
+
+    # ------------------------------------------------------------ sizes
+    def __len__(self) -> int:
+        return self._length
+
+    def as_of(self, cutoffs: dict[int, int]) -> ShardedGraph:
+        """The graph as a window closing at ``cutoffs[stream]`` reads it."""
+        graph = ShardedGraph(self.calls, self.graph_id, self.version, 0, cutoffs, self.in_place)
+        graph._length = graph.count(None, None, None)
+        return graph
+
+    def count(self, s: int | None, p: int | None, o: int | None) -> int:
+        if any(v is not None and v <= 0 for v in (s, p, o)):
+            return 0
+        if s is None and o is None and p is None and self.cutoffs is None and self._length:
+            return self._length
+        shards = self.calls.shards
+        if s is not None:
+            call = {s % shards: ("count", (self.version, self.graph_id, OUT, s, p, o, self.cutoffs))}
+        elif o is not None:
+            call = {o % shards: ("count", (self.version, self.graph_id, IN, o, p, None, self.cutoffs))}
+        else:
+            call = {k: ("count", (self.version, self.graph_id, OUT, None, p, None, self.cutoffs))
+                    for k in range(shards)}
+        return sum(self.calls.fork(call).values())
+
+    def degree_stats(self, p: int | None) -> tuple[int, int, int]:
+        """Summed over the shards: exact, since each shard counts the subjects
+        and objects it owns."""
+        totals = [0, 0, 0]
+        for stats in broadcast(self.calls, "degree_stats", self.version, self.graph_id, p,
+                               self.cutoffs).values():
+            for i in range(3):
+                totals[i] += stats[i]
+        return totals[0], totals[1], totals[2]
+
+    # ------------------------------------------------------------ steps
+    def match(self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
+              ) -> Matches:
+        """One pattern for each of ``n_rows`` input rows, on the shards that
+        own the bound keys; returns ``(row, s, p, o)`` in row order."""
+        if s is not None:
+            found = self._keyed(OUT, s, p, o)
+            return _in_row_order(found)
+        if o is not None:
+            found = [(rows, ss, pp, oo) for rows, oo, pp, ss in self._keyed(IN, o, p, None)]
+            return _in_row_order(found)
+        answers = broadcast(self.calls, "match", self.version, self.graph_id, OUT, None, p, None, n_rows,
+                            self.cutoffs)
+        return _in_row_order(list(answers.values()))
+
+    def _keyed(self, role: str, key: np.ndarray, p: np.ndarray | None, other: np.ndarray | None
+               ) -> list[Matches]:
+        """Matches of the rows of each key's owner in ``role``, with the
+        input rows renumbered back; columns in the role's order."""
+        by_shard = rows_by_shard(key, self.calls.shards)
+        if not by_shard:
+            return []
+        reader = self.in_place
+        if reader is not None and self.cutoffs is None and reader.prefers(self.graph_id, role, len(key)):
+            return reader.match(self.graph_id, role, key, p, other, by_shard)
+        calls = {}
+        for k, rows in by_shard.items():
+            calls[k] = ("match", (self.version, self.graph_id, role, key[rows],
+                                  None if p is None else p[rows], None if other is None else other[rows],
+                                  len(rows), self.cutoffs))
+        answers = self.calls.fork(calls)
+        return [(by_shard[k][rows], a, b, c) for k, (rows, a, b, c) in answers.items()]
+
+    def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        return contains_by_match(self, s, p, o)
+
+    @cached_property
+    def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        parts = list(broadcast(self.calls, "columns", self.version, self.graph_id, self.cutoffs).values())
+        if not parts:
+            return EMPTY, EMPTY, EMPTY
+        return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
+        """An in-memory copy with the changes: only for code that rebuilds a
+        graph locally; the coordinator's transactions send changes to the
+        shards instead (``engine.cluster.sharded_store``)."""
+        return MemoryGraph(self.s, self.p, self.o).with_changes(add, remove)
+
+
+def _in_row_order(found: list[Matches]) -> Matches:
+    found = [f for f in found if len(f[0])]
+    if not found:
+        return EMPTY, EMPTY, EMPTY, EMPTY
+    if len(found) == 1:
+        return found[0]
+    cols = [np.concatenate([f[i] for f in found]) for i in range(4)]
+    order = np.argsort(cols[0], kind="stable")
+    return cols[0][order], cols[1][order], cols[2][order], cols[3][order]

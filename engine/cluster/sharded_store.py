@@ -1,0 +1,250 @@
+"""The coordinator's store: the dictionary here, the triples on the shards.
+
+It has the interface of :class:`~engine.store.quad_store.QuadStore`, so the
+engine's API, the update executor and the stream engine use it unchanged:
+readers take a snapshot (graph ID -> :class:`ShardedGraph` at one version);
+a writer's transaction collects its changes as ops and shows them to its own
+reads (:class:`PendingGraph`); ``commit`` logs the ops at the coordinator,
+sends every shard its part, and publishes the next version once every shard
+has applied it. Writers are serialised, as on one node.
+
+A shard that does not answer (its process died; Ray restarts it and it
+recovers from its own log) gets the commit again until it answers or
+:data:`COMMIT_PATIENCE` runs out: the commit is logged here first, so it is
+applied to every shard in the end, at the next start at the latest.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.cluster.coordinator_log import CoordinatorLog
+from engine.cluster.pending_graph import PendingGraph
+from engine.cluster.shard_calls import ShardCalls, ShardUnavailable, broadcast
+from engine.cluster.shard_ops import Op, split_ops
+from engine.cluster.shard_state import VersionGap
+from engine.cluster.sharded_graph import ShardedGraph
+from engine.store.availability import StoreUnavailable
+from engine.store.graph import Graph
+from engine.store.memory_graph import MemoryGraph
+from engine.store.quad_store import DEFAULT_GRAPH, QuadStore, Snapshot
+
+log = logging.getLogger("rivulet.cluster")
+
+#: seconds a commit keeps retrying a shard that does not answer
+COMMIT_PATIENCE = 60.0
+
+
+@dataclass
+class ShardedTransaction:
+    """A write transaction at the coordinator (the methods of
+    :class:`~engine.store.quad_store.Transaction`)."""
+
+    store: ShardedQuadStore
+    base: Snapshot
+    journaled: bool = True
+    graphs: dict[int, Graph] = field(init=False)
+    ops: list[Op] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.graphs = dict(self.base.graphs)
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(dict(self.graphs), self.base.version)
+
+    def exists(self, graph_id: int) -> bool:
+        return graph_id in self.graphs
+
+    def graph(self, graph_id: int) -> Graph:
+        return self.graphs.get(graph_id) or MemoryGraph.empty()
+
+    def _pending(self, graph_id: int) -> PendingGraph:
+        graph = self.graph(graph_id)
+        return graph if isinstance(graph, PendingGraph) else PendingGraph(graph)
+
+    def add(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        if len(s) == 0 and graph_id in self.graphs:
+            return
+        s, p, o = (np.asarray(c, dtype=np.int64) for c in (s, p, o))
+        self.ops.append(Op("add", graph_id, (s, p, o)))
+        self.graphs[graph_id] = self._pending(graph_id).with_added(s, p, o)
+
+    def load(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        """A bulk load: as :meth:`add`, but an empty graph on a shard builds
+        compact arrays there."""
+        if len(s) == 0 and graph_id in self.graphs:
+            return
+        kind = "load" if len(self.graph(graph_id)) == 0 else "add"
+        s, p, o = (np.asarray(c, dtype=np.int64) for c in (s, p, o))
+        self.ops.append(Op(kind, graph_id, (s, p, o)))
+        self.graphs[graph_id] = self._pending(graph_id).with_added(s, p, o)
+
+    def append(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray,
+               stream: int) -> None:
+        """Stream triples, absorbed by the shards as timestamped deltas."""
+        s, p, o, ts = (np.asarray(c, dtype=np.int64) for c in (s, p, o, ts))
+        self.ops.append(Op("append", graph_id, (s, p, o, ts), stream))
+        self.graphs[graph_id] = self._pending(graph_id).with_added(s, p, o)
+
+    def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
+        if graph_id not in self.graphs or len(s) == 0:
+            return
+        s, p, o = (np.asarray(c, dtype=np.int64) for c in (s, p, o))
+        self.ops.append(Op("remove", graph_id, (s, p, o)))
+        self.graphs[graph_id] = self._pending(graph_id).with_removed(s, p, o)
+
+    def create(self, graph_id: int) -> None:
+        if graph_id not in self.graphs:
+            self.ops.append(Op("create", graph_id))
+            self.graphs[graph_id] = MemoryGraph.empty()
+
+    def clear(self, graph_id: int) -> None:
+        if graph_id in self.graphs:
+            self.ops.append(Op("clear", graph_id))
+            self.graphs[graph_id] = MemoryGraph.empty()
+
+    def drop(self, graph_id: int) -> None:
+        self.ops.append(Op("drop", graph_id))
+        if graph_id == DEFAULT_GRAPH:
+            self.graphs[DEFAULT_GRAPH] = MemoryGraph.empty()
+        else:
+            self.graphs.pop(graph_id, None)
+
+    def compact(self, safe: dict[int, int]) -> None:
+        """Nothing to do here: the shards compact their own deltas."""
+
+    def commit(self) -> Snapshot:
+        return self.store._commit(self)
+
+
+class ShardedQuadStore(QuadStore):
+    """The dictionary and snapshots of a store whose triples live on shards."""
+
+    def __init__(self, terms, calls: ShardCalls, log_: CoordinatorLog | None = None, in_place=None) -> None:
+        super().__init__(terms)
+        self.calls = calls
+        self.coordinator_log = log_
+        #: in-place reads of the loaded base, for graphs no commit has touched
+        self.in_place = in_place
+        self._touched: set[int] = set()
+        #: why writes are refused: a logged commit that some shard never took
+        self._stuck: str | None = None
+        self._snapshot = self._snapshot_at(self._start_version())
+
+    # ------------------------------------------------------------ start-up
+    def _start_version(self) -> int:
+        """Bring every shard to the last logged commit (a shard may have
+        missed the last ones if the coordinator stopped between shards), and
+        return that version."""
+        versions = {info["shard"]: info["version"] for info in self.calls.info()}
+        target = max(versions.values())
+        if self.coordinator_log is None:
+            if min(versions.values()) < target:
+                raise RuntimeError(f"shards are at versions {versions}: without the coordinator's log "
+                                   "they cannot be brought to one version")
+            if target:  # which graphs commits touched is unknown: none is read in place
+                self._touched.update(self._sizes(target))
+            return target
+        target = max(target, self.coordinator_log.version)
+        for version, ops in self.coordinator_log.commits_after(0):
+            self._touched.update(op.graph for op in ops)
+            late = [k for k, v in versions.items() if v < version]
+            if late:
+                parts = split_ops(ops, self.calls.shards)
+                self.calls.fork({k: ("apply", (version, parts[k], {})) for k in late})
+        return target
+
+    def _sizes(self, version: int) -> dict[int, int]:
+        totals: dict[int, int] = {}
+        for sizes in broadcast(self.calls, "sizes", version).values():
+            for graph_id, n in sizes.items():
+                totals[graph_id] = totals.get(graph_id, 0) + n
+        return totals
+
+    def _snapshot_at(self, version: int, sizes: dict[int, int] | None = None) -> Snapshot:
+        sizes = sizes if sizes is not None else self._sizes(version)
+        sizes.setdefault(DEFAULT_GRAPH, 0)
+        graphs = {g: self._graph(g, version, n) for g, n in sizes.items()}
+        return Snapshot(graphs, version)
+
+    def _graph(self, graph_id: int, version: int, length: int) -> ShardedGraph:
+        in_place = self.in_place if graph_id not in self._touched else None
+        return ShardedGraph(self.calls, graph_id, version, length, in_place=in_place)
+
+    # -------------------------------------------------------------- writes
+    def begin(self, journaled: bool = True) -> ShardedTransaction:
+        if self._stuck is not None:
+            raise StoreUnavailable(self._stuck)
+        self._write_lock.acquire()
+        self._writer = ShardedTransaction(self, self._snapshot, journaled)
+        return self._writer
+
+    def _commit(self, txn: ShardedTransaction) -> Snapshot:
+        if self._writer is not txn:
+            raise RuntimeError("commit of a transaction that is not the open one")
+        try:
+            if not txn.ops:
+                return self._snapshot
+            version = self._snapshot.version + 1
+            if self.coordinator_log is not None:
+                self.coordinator_log.log(version, txn.ops)
+            self._touched.update(op.graph for op in txn.ops)
+            parts = split_ops(txn.ops, self.calls.shards)
+            try:
+                sizes = self._apply_everywhere(version, parts, dict(self._retained))
+            except BaseException as exc:
+                # logged, so every shard takes it at the coordinator's next start; until
+                # then no later commit may be numbered after it
+                self._stuck = (f"commit {version} is logged but did not reach every shard ({exc}); "
+                               "writes resume once the coordinator is restarted")
+                log.error("%s", self._stuck)
+                raise
+            self._snapshot = self._snapshot_at(version, sizes)
+            self._snapshot = self._snapshot_at(version, sizes)
+            return self._snapshot
+        finally:
+            self._writer = None
+            self._write_lock.release()
+
+    def _apply_everywhere(self, version: int, parts: list, retain: dict[int, int]) -> dict[int, int]:
+        """Send each shard its part; retry the shards that do not answer
+        until they do (a restarted shard recovers what it had logged and
+        takes the rest). Returns triples per graph after the commit."""
+        pending = set(range(self.calls.shards))
+        totals: dict[int, int] = {}
+        deadline = time.monotonic() + COMMIT_PATIENCE
+        while pending:
+            for k in sorted(pending):
+                try:
+                    sizes = self.calls.fork({k: ("apply", (version, parts[k], retain))})[k]
+                except ShardUnavailable:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+                    continue
+                except VersionGap as gap:
+                    self._catch_up(k, gap.version, version)
+                    continue
+                for graph_id, n in sizes.items():
+                    totals[graph_id] = totals.get(graph_id, 0) + n
+                pending.discard(k)
+        return totals
+
+    def _catch_up(self, shard: int, at: int, upto: int) -> None:
+        """Re-send the logged commits a shard lacks (it lost none it had
+        acknowledged, but may have missed some it never received)."""
+        if self.coordinator_log is None:
+            raise RuntimeError(f"shard {shard} is at version {at}, behind {upto}, and there is no log")
+        for version, ops in self.coordinator_log.commits_after(at):
+            if version >= upto:
+                break
+            self.calls.fork({shard: ("apply", (version, split_ops(ops, self.calls.shards)[shard], {}))})
+
+    def abort(self, txn) -> None:
+        if self._writer is txn:
+            self._writer = None
+            self._write_lock.release()

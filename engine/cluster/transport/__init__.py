@@ -1,0 +1,1 @@
+"""How a coordinator reads a shard's arrays in place (one-sided reads)."""
