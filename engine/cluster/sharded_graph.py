@@ -23,6 +23,7 @@ cutoffs per stream), so one query sees one state on every shard.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -37,11 +38,34 @@ if TYPE_CHECKING:
     from engine.cluster.in_place import InPlaceReads
 
 
+class StatisticsCache:
+    """The planner's counts of sharded graphs, kept until the graph changes:
+    a continuous query plans each window anew, and without this every
+    window would ask every shard the same counts of the stored graphs."""
+
+    def __init__(self, size: int = 8192) -> None:
+        self._entries: OrderedDict[tuple, object] = OrderedDict()
+        self._size = size
+
+    def get(self, key: tuple, compute):
+        found = self._entries.get(key, _MISSING)
+        if found is _MISSING:
+            found = compute()
+            self._entries[key] = found
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return found
+
+
+_MISSING = object()
+
+
 class ShardedGraph(DerivedColumns):
     """Graph ``graph_id`` at snapshot ``version``, read on the shards."""
 
-    def __init__(self, calls: ShardCalls, graph_id: int, version: int, length: int,
-                 cutoffs: dict[int, int] | None = None, in_place: InPlaceReads | None = None) -> None:
+    def __init__(self, calls: ShardCalls, graph_id: int, version: int, length: int | None,
+                 cutoffs: dict[int, int] | None = None, in_place: InPlaceReads | None = None,
+                 statistics: StatisticsCache | None = None, changed_at: int = 0) -> None:
         self.calls = calls
         self.graph_id = graph_id
         self.version = version
@@ -49,22 +73,33 @@ class ShardedGraph(DerivedColumns):
         self.cutoffs = cutoffs or None
         #: in-place reads of the loaded base (None: this graph is read by fork-join only)
         self.in_place = in_place
+        self._statistics = statistics or StatisticsCache(0)
+        #: the last commit that changed this graph: its counts are the same at every version since
+        self._changed_at = changed_at
+
+    def _statistic(self, call: tuple, compute):
+        cutoffs = tuple(sorted(self.cutoffs.items())) if self.cutoffs else ()
+        return self._statistics.get((self.graph_id, self._changed_at, cutoffs, *call), compute)
 
     # ------------------------------------------------------------ sizes
     def __len__(self) -> int:
+        if self._length is None:
+            self._length = self.count(None, None, None)
         return self._length
 
     def as_of(self, cutoffs: dict[int, int]) -> ShardedGraph:
         """The graph as a window closing at ``cutoffs[stream]`` reads it."""
-        graph = ShardedGraph(self.calls, self.graph_id, self.version, 0, cutoffs, self.in_place)
-        graph._length = graph.count(None, None, None)
-        return graph
+        return ShardedGraph(self.calls, self.graph_id, self.version, None, cutoffs, self.in_place,
+                            self._statistics, self._changed_at)
 
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
         if any(v is not None and v <= 0 for v in (s, p, o)):
             return 0
-        if s is None and o is None and p is None and self.cutoffs is None and self._length:
+        if s is None and o is None and p is None and self._length is not None:
             return self._length
+        return self._statistic(("count", s, p, o), lambda: self._count(s, p, o))
+
+    def _count(self, s: int | None, p: int | None, o: int | None) -> int:
         shards = self.calls.shards
         if s is not None:
             call = {s % shards: ("count", (self.version, self.graph_id, OUT, s, p, o, self.cutoffs))}
@@ -78,6 +113,9 @@ class ShardedGraph(DerivedColumns):
     def degree_stats(self, p: int | None) -> tuple[int, int, int]:
         """Summed over the shards: exact, since each shard counts the subjects
         and objects it owns."""
+        return self._statistic(("degree_stats", p), lambda: self._degree_stats(p))
+
+    def _degree_stats(self, p: int | None) -> tuple[int, int, int]:
         totals = [0, 0, 0]
         for stats in broadcast(self.calls, "degree_stats", self.version, self.graph_id, p,
                                self.cutoffs).values():

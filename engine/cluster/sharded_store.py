@@ -27,7 +27,7 @@ from engine.cluster.pending_graph import PendingGraph
 from engine.cluster.shard_calls import ShardCalls, ShardUnavailable, broadcast
 from engine.cluster.shard_ops import Op, split_ops
 from engine.cluster.shard_state import VersionGap
-from engine.cluster.sharded_graph import ShardedGraph
+from engine.cluster.sharded_graph import ShardedGraph, StatisticsCache
 from engine.store.availability import StoreUnavailable
 from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
@@ -130,7 +130,11 @@ class ShardedQuadStore(QuadStore):
         self.coordinator_log = log_
         #: in-place reads of the loaded base, for graphs no commit has touched
         self.in_place = in_place
-        self._touched: set[int] = set()
+        #: per graph, the last commit that changed it (absent: the graph is as loaded)
+        self._changed_at: dict[int, int] = {}
+        #: planner statistics per (graph, last change, cutoffs, call): a graph's
+        #: counts hold until it changes, and windows re-plan every step
+        self._statistics = StatisticsCache()
         #: why writes are refused: a logged commit that some shard never took
         self._stuck: str | None = None
         self._snapshot = self._snapshot_at(self._start_version())
@@ -147,11 +151,11 @@ class ShardedQuadStore(QuadStore):
                 raise RuntimeError(f"shards are at versions {versions}: without the coordinator's log "
                                    "they cannot be brought to one version")
             if target:  # which graphs commits touched is unknown: none is read in place
-                self._touched.update(self._sizes(target))
+                self._changed_at.update(dict.fromkeys(self._sizes(target), target))
             return target
         target = max(target, self.coordinator_log.version)
         for version, ops in self.coordinator_log.commits_after(0):
-            self._touched.update(op.graph for op in ops)
+            self._changed_at.update({op.graph: version for op in ops})
             late = [k for k, v in versions.items() if v < version]
             if late:
                 parts = split_ops(ops, self.calls.shards)
@@ -172,8 +176,10 @@ class ShardedQuadStore(QuadStore):
         return Snapshot(graphs, version)
 
     def _graph(self, graph_id: int, version: int, length: int) -> ShardedGraph:
-        in_place = self.in_place if graph_id not in self._touched else None
-        return ShardedGraph(self.calls, graph_id, version, length, in_place=in_place)
+        changed_at = self._changed_at.get(graph_id)
+        in_place = self.in_place if changed_at is None else None
+        return ShardedGraph(self.calls, graph_id, version, length, in_place=in_place,
+                            statistics=self._statistics, changed_at=changed_at or 0)
 
     # -------------------------------------------------------------- writes
     def begin(self, journaled: bool = True) -> ShardedTransaction:
@@ -192,7 +198,7 @@ class ShardedQuadStore(QuadStore):
             version = self._snapshot.version + 1
             if self.coordinator_log is not None:
                 self.coordinator_log.log(version, txn.ops)
-            self._touched.update(op.graph for op in txn.ops)
+            self._changed_at.update({op.graph: version for op in txn.ops})
             parts = split_ops(txn.ops, self.calls.shards)
             try:
                 sizes = self._apply_everywhere(version, parts, dict(self._retained))
@@ -211,16 +217,29 @@ class ShardedQuadStore(QuadStore):
             self._write_lock.release()
 
     def _apply_everywhere(self, version: int, parts: list, retain: dict[int, int]) -> dict[int, int]:
-        """Send each shard its part; retry the shards that do not answer
-        until they do (a restarted shard recovers what it had logged and
-        takes the rest). Returns triples per graph after the commit."""
-        pending = set(range(self.calls.shards))
+        """Send every shard its part at once; if some do not answer, retry
+        those until they do (a restarted shard recovers what it had logged
+        and takes the rest; one that applied it already says so). Returns
+        triples per graph after the commit."""
+        everyone = {k: ("apply", (version, parts[k], retain)) for k in range(self.calls.shards)}
+        try:
+            answers = self.calls.fork(everyone)
+        except (ShardUnavailable, VersionGap):
+            answers = self._apply_one_by_one(version, parts, retain)
         totals: dict[int, int] = {}
+        for sizes in answers.values():
+            for graph_id, n in sizes.items():
+                totals[graph_id] = totals.get(graph_id, 0) + n
+        return totals
+
+    def _apply_one_by_one(self, version: int, parts: list, retain: dict[int, int]) -> dict[int, dict]:
+        pending = set(range(self.calls.shards))
+        answers: dict[int, dict] = {}
         deadline = time.monotonic() + COMMIT_PATIENCE
         while pending:
             for k in sorted(pending):
                 try:
-                    sizes = self.calls.fork({k: ("apply", (version, parts[k], retain))})[k]
+                    answers[k] = self.calls.fork({k: ("apply", (version, parts[k], retain))})[k]
                 except ShardUnavailable:
                     if time.monotonic() > deadline:
                         raise
@@ -229,10 +248,8 @@ class ShardedQuadStore(QuadStore):
                 except VersionGap as gap:
                     self._catch_up(k, gap.version, version)
                     continue
-                for graph_id, n in sizes.items():
-                    totals[graph_id] = totals.get(graph_id, 0) + n
                 pending.discard(k)
-        return totals
+        return answers
 
     def _catch_up(self, shard: int, at: int, upto: int) -> None:
         """Re-send the logged commits a shard lacks (it lost none it had
