@@ -70,7 +70,7 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
         raise SystemExit("rivulet: --processes cannot be combined with --cluster (run more coordinators)")
     import ray
 
-    from engine.cluster.coordinator import open_cluster_store
+    from engine.cluster import open_cluster_store
     from engine.cluster.ray_shards import NAMESPACE, RayShardCalls, start_shards
 
     shards = shard_count(args)

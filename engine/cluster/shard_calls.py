@@ -2,7 +2,8 @@
 
 :class:`ShardCalls` is what the sharded graph and store need: call a method
 of several shards concurrently and collect the answers (a fork-join), with
-the shards' failures turned into the two errors a caller can act on.
+the shards' failures turned into errors a caller can act on
+(:class:`ShardUnavailable`, and the shards' own, such as a snapshot gone).
 :class:`LocalShardCalls` runs in-process shard servers (tests, and a
 single-process check of the cluster code); ``engine.cluster.ray_shards``
 runs Ray actors.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from engine.cluster.shard_state import SnapshotGone
 from engine.store.availability import StoreUnavailable
 
 
@@ -29,7 +29,7 @@ class ShardCalls(Protocol):
 
     def fork(self, calls: dict[int, tuple[str, tuple]]) -> dict[int, Any]:
         """Run ``method(*args)`` on each named shard at once; the answers by
-        shard. Raises :class:`ShardUnavailable` or :class:`SnapshotGone`."""
+        shard. Raises :class:`ShardUnavailable`, or what a shard raised."""
         ...
 
     def info(self) -> list[dict]:
@@ -56,5 +56,3 @@ def broadcast(calls: ShardCalls, method: str, *args: Any) -> dict[int, Any]:
     """The same call on every shard."""
     return calls.fork({k: (method, args) for k in range(calls.shards)})
 
-
-__all__ = ["LocalShardCalls", "ShardCalls", "ShardUnavailable", "SnapshotGone", "broadcast"]
