@@ -1,7 +1,8 @@
 """A shard's durability: its commit log and checkpoints, in its own directory.
 
     <data>/shards/<k>/wal/<first LSN>.log       engine.durability.wal frames
-    <data>/shards/<k>/checkpoints/<version>/    one .npz per role and graph
+    <data>/shards/<k>/checkpoints/<version>/    one .npz per role and graph, and
+                                                streams.npz: the live rows of its stream logs
     <data>/shards/<k>/checkpoints/<version>/checkpoint.json   written last
 
 A commit is logged (and flushed) before the shard applies it and answers,
@@ -10,8 +11,9 @@ process; the record's LSN is the commit's version (every shard logs every
 commit, an empty part too). A checkpoint writes the graphs that differ from
 the loaded base as ID columns (deltas keep their stream timestamps, which
 pending windows read as of), never as text, and the graphs still equal to
-the base as a reference to it; then the log segments it covers are removed.
-Recovery: the base, the newest complete checkpoint, the log after it.
+the base as a reference to it, and the rows of the shard's stream logs that
+pending windows may still read; then the log segments it covers are
+removed. Recovery: the base, the newest complete checkpoint, the log after it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 from engine.cluster.shard_ops import ShardOp
 from engine.cluster.shard_state import ShardState, open_base
+from engine.cluster.shard_streams import ShardStreams
 from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
@@ -37,6 +40,7 @@ from engine.store.quad_store import COMPACT_MIN
 log = logging.getLogger("rivulet.cluster")
 
 CHECKPOINT_FILE = "checkpoint.json"
+STREAMS_FILE = "streams.npz"
 
 
 def shard_directory(data_dir: Path, shard: int) -> Path:
@@ -68,8 +72,8 @@ class ShardFiles:
             if store_shards != shards:
                 raise ValueError(f"{store_dir} was loaded in {store_shards} shard(s), not {shards}: "
                                  f"load it again with rivulet load --shards {shards}")
-        version, graphs = _read_checkpoint(directory, loaded)
-        state = ShardState(shard, shards, graphs, version)
+        version, graphs, streams = _read_checkpoint(directory, loaded)
+        state = ShardState(shard, shards, graphs, version, streams)
         replayed = 0
         for path in sorted((directory / "wal").glob("*.log")):
             for lsn, payload in read_segment(path):
@@ -108,6 +112,8 @@ class ShardFiles:
             for graph_id, graph in graphs.items():
                 contents[role][str(graph_id)] = _write_graph(target / f"{role}-g{graph_id}.npz", graph,
                                                              self.loaded[role].get(graph_id))
+        with (target / STREAMS_FILE).open("wb") as out:
+            np.savez(out, **dict(state.streams.arrays()))
         (target / CHECKPOINT_FILE).write_text(json.dumps({"version": version, "graphs": contents}))
         fsync_directory(target)
         self.wal.rotate()
@@ -165,16 +171,18 @@ def _read_graph(path: Path, kind: str, loaded: Graph | None) -> Graph:
 
 
 def _read_checkpoint(directory: Path, loaded: dict[str, dict[int, Graph]]
-                     ) -> tuple[int, dict[str, dict[int, Graph]]]:
-    """(version, graphs per role) of the newest complete checkpoint, or the
-    loaded base at version 0."""
+                     ) -> tuple[int, dict[str, dict[int, Graph]], ShardStreams]:
+    """(version, graphs per role, stream logs) of the newest complete
+    checkpoint, or the loaded base at version 0."""
     complete = [d for d in sorted((directory / "checkpoints").iterdir()) if (d / CHECKPOINT_FILE).exists()]
     if not complete:
-        return 0, loaded
+        return 0, loaded, ShardStreams()
     newest = complete[-1]
     manifest = json.loads((newest / CHECKPOINT_FILE).read_text())
     graphs: dict[str, dict[int, Graph]] = {}
     for role, kinds in manifest["graphs"].items():
         graphs[role] = {int(g): _read_graph(newest / f"{role}-g{g}.npz", kind, loaded[role].get(int(g)))
                         for g, kind in kinds.items()}
-    return int(manifest["version"]), graphs
+    with np.load(newest / STREAMS_FILE) as data:
+        streams = ShardStreams.restore({name: data[name] for name in data.files})
+    return int(manifest["version"]), graphs, streams

@@ -6,6 +6,12 @@ cuts that list into one list per shard, each keeping the rows the shard owns
 in each role (``engine.cluster.partition``). Graph-level operations (create,
 clear, drop) go to every shard, so every shard knows every graph. Ops are
 plain tuples of NumPy arrays and ints: cheap to send through Ray and to log.
+
+Two kinds change a stream's transient log rather than a graph
+(:data:`STREAM_KINDS`): ``log`` carries a batch's rows (every triple, timing
+and timeless, with its timestamp and arrival number), split by key like the
+triples of a graph, and ``expire`` tells every shard how far back the
+stream's pending windows still read.
 """
 
 from __future__ import annotations
@@ -16,19 +22,27 @@ import numpy as np
 
 from engine.cluster.partition import IN, OUT, rows_by_shard
 
-#: kinds that carry triples; the others name a graph only
-TRIPLE_KINDS = ("add", "remove", "append", "load")
+#: kinds that carry triples, split by key among the shards
+TRIPLE_KINDS = ("add", "remove", "append", "load", "log")
+#: kinds that change a stream's transient log, not a stored graph
+STREAM_KINDS = ("log", "expire")
+#: an expiry bound that does not constrain (no window of that kind reads the stream)
+NO_BOUND = np.iinfo(np.int64).min
 
 
 @dataclass(frozen=True)
 class Op:
     """One change to one graph: ``columns`` is (s, p, o) for add, remove and
-    load, (s, p, o, ts) for append; ``stream`` only for append."""
+    load, (s, p, o, ts) for append; ``stream`` only for append. For a
+    stream's log (``graph`` unused): (s, p, o, ts, seq) for log, with
+    ``index`` when a query reads the stream (its shares are indexed at
+    once); ``(before_ts, before_seq)`` in one array for expire."""
 
     kind: str
     graph: int
     columns: tuple[np.ndarray, ...] = ()
     stream: int = -1
+    index: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,7 @@ class ShardOp:
     role: str | None
     columns: tuple[np.ndarray, ...] = ()
     stream: int = -1
+    index: bool = False
 
 
 def split_ops(ops: list[Op], shards: int) -> list[list[ShardOp]]:
@@ -48,17 +63,31 @@ def split_ops(ops: list[Op], shards: int) -> list[list[ShardOp]]:
     for op in ops:
         if op.kind not in TRIPLE_KINDS:
             for part in parts:
-                part.append(ShardOp(op.kind, op.graph, None))
+                part.append(ShardOp(op.kind, op.graph, None, op.columns, op.stream))
             continue
         s, p, o, *rest = op.columns
         for role, key, columns in ((OUT, s, (s, p, o, *rest)), (IN, o, (o, p, s, *rest))):
             for k, rows in rows_by_shard(key, shards).items():
-                parts[k].append(ShardOp(op.kind, op.graph, role, tuple(c[rows] for c in columns), op.stream))
+                parts[k].append(ShardOp(op.kind, op.graph, role, tuple(c[rows] for c in columns), op.stream,
+                                        op.index))
         if op.kind in ("add", "load", "append"):
             # the graph exists on every shard even where it holds no row
             for part in parts:
                 part.append(ShardOp("create", op.graph, None))
     return parts
+
+
+def expiry_bounds(op: ShardOp | Op) -> tuple[int | None, int | None]:
+    """``(before_ts, before_seq)`` of an expire op (None: no constraint)."""
+    before_ts, before_seq = (int(v) for v in op.columns[0])
+    return (None if before_ts == NO_BOUND else before_ts, None if before_seq == NO_BOUND else before_seq)
+
+
+def expire_op(stream: int, before_ts: int | None, before_seq: int | None) -> Op:
+    """The op that lets the shards free stream ``stream``'s rows no pending window reads."""
+    bounds = np.array([NO_BOUND if before_ts is None else before_ts,
+                       NO_BOUND if before_seq is None else before_seq], dtype=np.int64)
+    return Op("expire", 0, (bounds,), stream)
 
 
 def op_ids(ops: list[Op]) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 from engine.cluster.shard_files import ShardFiles
 from engine.cluster.shard_ops import ShardOp
 from engine.cluster.shard_state import loaded_regions
+from engine.cluster.shard_streams import WindowSpan
 from engine.store.graph import Matches
 
 log = logging.getLogger("rivulet.cluster")
@@ -106,6 +107,26 @@ class ShardServer:
 
     def sizes(self, version: int) -> dict[int, int]:
         return self.state.sizes(version)
+
+    # ------------------------------------------------------ window reads
+    def window_match(self, version: int, role: str, windows: tuple[tuple[WindowSpan, ...], ...],
+                     beside: tuple[int, ...], cutoffs: dict[int, int] | None, s: np.ndarray | None,
+                     p: np.ndarray | None, o: np.ndarray | None, n_rows: int) -> Matches:
+        """One step of a window's query on this shard's share of the window
+        and of the stored graphs beside it (columns in the role's order)."""
+        return self.state.window_graph(version, role, windows, beside, cutoffs).match(s, p, o, n_rows)
+
+    def window_count(self, version: int, role: str, windows: tuple[tuple[WindowSpan, ...], ...],
+                     beside: tuple[int, ...], cutoffs: dict[int, int] | None, s: int | None, p: int | None,
+                     o: int | None) -> int:
+        """The planner's count of a pattern's constants in this shard's share."""
+        return self.state.window_graph(version, role, windows, beside, cutoffs).count(s, p, o)
+
+    def window_rows(self, stream: int, start: int, end: int, by_sequence: bool
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(seq, ts, s, p, o)`` of this shard's rows of ``stream`` in a time
+        (or arrival-number) range: count windows and f:timestamp read them."""
+        return self.state.streams.rows(stream, start, end, by_sequence)
 
     def reset(self, data_dir: str) -> None:
         """Start over empty in ``data_dir`` (tests reuse the shard processes

@@ -13,6 +13,12 @@ shard, and a query that read version ``v`` on one shard reads ``v`` on all:
 a consistent snapshot across shards. The last :data:`KEEP_VERSIONS` are
 kept for queries in flight; an older one is gone (:class:`SnapshotGone`,
 which the coordinator turns into a retryable error).
+
+The shard's share of the streams' transient logs (:mod:`~engine.cluster.shard_streams`)
+comes in the same commits, so a batch is absorbed by every shard before its
+commit is acknowledged and the stream's watermark moves: a window that is
+due finds every shard's share of it. Logs are not versioned: a window
+reads them by time, and rows at or after its close are never in it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.cluster.partition import IN, OUT, ROLES
-from engine.cluster.shard_ops import ShardOp
+from engine.cluster.shard_ops import STREAM_KINDS, ShardOp
+from engine.cluster.shard_streams import ShardStreams, WindowSpan
+from engine.sparql.exec import merged
 from engine.store.availability import StoreUnavailable
 from engine.store.compact_graph import Adjacency, CompactGraph, Direction
 from engine.store.graph import Graph, Matches
@@ -32,6 +40,7 @@ from engine.store.layered_graph import LayeredGraph
 from engine.store.layout import Manifest, adjacency_dir
 from engine.store.memory_graph import EMPTY
 from engine.store.quad_store import QuadStore, Snapshot
+from engine.store.window_graph import WindowGraph
 
 #: snapshot versions a shard keeps for queries in flight
 KEEP_VERSIONS = 64
@@ -73,8 +82,10 @@ class ShardState:
     """A shard's graphs, the versions queries read, and the commits it applies."""
 
     def __init__(self, shard: int, shards: int, base: dict[str, dict[int, Graph]] | None = None,
-                 version: int = 0) -> None:
+                 version: int = 0, streams: ShardStreams | None = None) -> None:
         self.shard, self.shards = shard, shards
+        #: this shard's share of the streams' transient logs
+        self.streams = streams or ShardStreams()
         self.roles: dict[str, QuadStore] = {}
         for role in ROLES:
             store = QuadStore()
@@ -108,13 +119,17 @@ class ShardState:
                     store.retain_timestamps(retain)
                     txns[role] = store.begin(journaled=False)
                 for op in ops:
-                    _apply_op(txns, op)
+                    if op.kind not in STREAM_KINDS:
+                        _apply_op(txns, op)
             except BaseException:
                 for role, txn in txns.items():
                     self.roles[role].abort(txn)
                 raise
             for txn in txns.values():
                 txn.commit()
+            for op in ops:
+                if op.kind in STREAM_KINDS:
+                    self.streams.apply(op)
             self.version = version
             self._keep()
             return True
@@ -145,6 +160,15 @@ class ShardState:
         if graph is None:
             return EMPTY, EMPTY, EMPTY, EMPTY
         return graph.match(s, p, o, n_rows)
+
+    def window_graph(self, version: int, role: str, windows: tuple[tuple[WindowSpan, ...], ...],
+                     beside: tuple[int, ...], cutoffs: dict[int, int] | None) -> WindowGraph:
+        """This shard's share of a window in ``role`` (its streams' spans per
+        query window), beside its part of the stored graphs ``beside`` as of
+        ``cutoffs`` (C-SPARQL's FROM graphs, merged)."""
+        stored = [g for g in (self.graph(version, graph_id, role, cutoffs) for graph_id in beside)
+                  if g is not None]
+        return WindowGraph(self.streams.window(role, windows), beside=merged(stored) if stored else None)
 
     def count(self, version: int, graph_id: int, role: str, s: int | None, p: int | None, o: int | None,
               cutoffs: dict[int, int] | None = None) -> int:

@@ -19,6 +19,11 @@ touched since the load are read in place.
 
 Every read names the snapshot version it reads (and, for a window, the as-of
 cutoffs per stream), so one query sees one state on every shard.
+
+:class:`ShardSteps` is the routing both this graph and a window's graph
+(:mod:`~engine.cluster.sharded_window_graph`) share: which shards a step
+goes to, with which of its rows, and how their answers are put back in row
+order.
 """
 
 from __future__ import annotations
@@ -60,17 +65,75 @@ class StatisticsCache:
 _MISSING = object()
 
 
-class ShardedGraph(DerivedColumns):
+class ShardSteps(DerivedColumns):
+    """A graph whose ``match`` is a step on the shards that own its keys:
+    subclasses say which call runs one shard's rows (:meth:`_step`)."""
+
+    calls: ShardCalls
+
+    def _step(self, role: str, key: np.ndarray | None, p: np.ndarray | None, other: np.ndarray | None,
+              n_rows: int) -> tuple[str, tuple]:
+        """The shard method and its arguments that match ``n_rows`` rows on one shard."""
+        raise NotImplementedError
+
+    def _in_place(self, role: str, key: np.ndarray, p: np.ndarray | None, other: np.ndarray | None,
+                  by_shard: dict[int, np.ndarray]) -> list[Matches] | None:
+        """The step's matches read in place, or None: fork-join it."""
+        return None
+
+    def match(self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
+              ) -> Matches:
+        """One pattern for each of ``n_rows`` input rows, on the shards that
+        own the bound keys; returns ``(row, s, p, o)`` in row order."""
+        if s is not None:
+            return _in_row_order(self._keyed(OUT, s, p, o))
+        if o is not None:
+            found = [(rows, ss, pp, oo) for rows, oo, pp, ss in self._keyed(IN, o, p, None)]
+            return _in_row_order(found)
+        call = self._step(OUT, None, p, None, n_rows)
+        answers = self.calls.fork(dict.fromkeys(range(self.calls.shards), call))
+        return _in_row_order(list(answers.values()))
+
+    def _keyed(self, role: str, key: np.ndarray, p: np.ndarray | None, other: np.ndarray | None
+               ) -> list[Matches]:
+        """Matches of the rows of each key's owner in ``role``, with the
+        input rows renumbered back; columns in the role's order."""
+        by_shard = rows_by_shard(key, self.calls.shards)
+        if not by_shard:
+            return []
+        found = self._in_place(role, key, p, other, by_shard)
+        if found is not None:
+            return found
+        calls = {k: self._step(role, key[rows], None if p is None else p[rows],
+                               None if other is None else other[rows], len(rows))
+                 for k, rows in by_shard.items()}
+        answers = self.calls.fork(calls)
+        return [(by_shard[k][rows], a, b, c) for k, (rows, a, b, c) in answers.items()]
+
+    def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        return contains_by_match(self, s, p, o)
+
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
+        """An in-memory copy with the changes: only for code that rebuilds a
+        graph locally; the coordinator's transactions send changes to the
+        shards instead (``engine.cluster.sharded_store``)."""
+        return MemoryGraph(self.s, self.p, self.o).with_changes(add, remove)
+
+
+class ShardedGraph(ShardSteps):
     """Graph ``graph_id`` at snapshot ``version``, read on the shards."""
 
     def __init__(self, calls: ShardCalls, graph_id: int, version: int, length: int | None,
                  cutoffs: dict[int, int] | None = None, in_place: InPlaceReads | None = None,
-                 statistics: StatisticsCache | None = None, changed_at: int = 0) -> None:
+                 statistics: StatisticsCache | None = None, changed_at: int = 0,
+                 stream_fed: bool = False) -> None:
         self.calls = calls
         self.graph_id = graph_id
         self.version = version
         self._length = length
         self.cutoffs = cutoffs or None
+        #: streams append to this graph: windows read it as of their close
+        self.stream_fed = stream_fed
         #: in-place reads of the loaded base (None: this graph is read by fork-join only)
         self.in_place = in_place
         self._statistics = statistics or StatisticsCache(0)
@@ -88,9 +151,13 @@ class ShardedGraph(DerivedColumns):
         return self._length
 
     def as_of(self, cutoffs: dict[int, int]) -> ShardedGraph:
-        """The graph as a window closing at ``cutoffs[stream]`` reads it."""
+        """The graph as a window closing at ``cutoffs[stream]`` reads it: a
+        graph no stream appends to is the same at every close (and keeps its
+        in-place reads and cached counts)."""
+        if not self.stream_fed:
+            return self
         return ShardedGraph(self.calls, self.graph_id, self.version, None, cutoffs, self.in_place,
-                            self._statistics, self._changed_at)
+                            self._statistics, self._changed_at, stream_fed=True)
 
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
         if any(v is not None and v <= 0 for v in (s, p, o)):
@@ -124,40 +191,16 @@ class ShardedGraph(DerivedColumns):
         return totals[0], totals[1], totals[2]
 
     # ------------------------------------------------------------ steps
-    def match(self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
-              ) -> Matches:
-        """One pattern for each of ``n_rows`` input rows, on the shards that
-        own the bound keys; returns ``(row, s, p, o)`` in row order."""
-        if s is not None:
-            found = self._keyed(OUT, s, p, o)
-            return _in_row_order(found)
-        if o is not None:
-            found = [(rows, ss, pp, oo) for rows, oo, pp, ss in self._keyed(IN, o, p, None)]
-            return _in_row_order(found)
-        answers = broadcast(self.calls, "match", self.version, self.graph_id, OUT, None, p, None, n_rows,
-                            self.cutoffs)
-        return _in_row_order(list(answers.values()))
+    def _step(self, role: str, key: np.ndarray | None, p: np.ndarray | None, other: np.ndarray | None,
+              n_rows: int) -> tuple[str, tuple]:
+        return "match", (self.version, self.graph_id, role, key, p, other, n_rows, self.cutoffs)
 
-    def _keyed(self, role: str, key: np.ndarray, p: np.ndarray | None, other: np.ndarray | None
-               ) -> list[Matches]:
-        """Matches of the rows of each key's owner in ``role``, with the
-        input rows renumbered back; columns in the role's order."""
-        by_shard = rows_by_shard(key, self.calls.shards)
-        if not by_shard:
-            return []
+    def _in_place(self, role: str, key: np.ndarray, p: np.ndarray | None, other: np.ndarray | None,
+                  by_shard: dict[int, np.ndarray]) -> list[Matches] | None:
         reader = self.in_place
         if reader is not None and self.cutoffs is None and reader.prefers(self.graph_id, role, len(key)):
             return reader.match(self.graph_id, role, key, p, other, by_shard)
-        calls = {}
-        for k, rows in by_shard.items():
-            calls[k] = ("match", (self.version, self.graph_id, role, key[rows],
-                                  None if p is None else p[rows], None if other is None else other[rows],
-                                  len(rows), self.cutoffs))
-        answers = self.calls.fork(calls)
-        return [(by_shard[k][rows], a, b, c) for k, (rows, a, b, c) in answers.items()]
-
-    def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
-        return contains_by_match(self, s, p, o)
+        return None
 
     @cached_property
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -165,12 +208,6 @@ class ShardedGraph(DerivedColumns):
         if not parts:
             return EMPTY, EMPTY, EMPTY
         return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
-
-    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
-        """An in-memory copy with the changes: only for code that rebuilds a
-        graph locally; the coordinator's transactions send changes to the
-        shards instead (``engine.cluster.sharded_store``)."""
-        return MemoryGraph(self.s, self.p, self.o).with_changes(add, remove)
 
 
 def _in_row_order(found: list[Matches]) -> Matches:

@@ -12,6 +12,13 @@ A shard that does not answer (its process died; Ray restarts it and it
 recovers from its own log) gets the commit again until it answers or
 :data:`COMMIT_PATIENCE` runs out: the commit is logged here first, so it is
 applied to every shard in the end, at the next start at the latest.
+
+Streams' batches travel in the commits too: a batch's rows, split by key
+(``log`` ops), go with the transaction that absorbs its timeless part, and
+the stream engine's logs for this store (:attr:`stream_log_factory`) keep
+only summaries. The shards log those ops themselves; the coordinator's log
+leaves them out (the streams and queries that read them do not outlive the
+coordinator's process).
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ import numpy as np
 from engine.cluster.coordinator_log import CoordinatorLog
 from engine.cluster.pending_graph import PendingGraph
 from engine.cluster.shard_calls import ShardCalls, ShardUnavailable, broadcast
-from engine.cluster.shard_ops import Op, split_ops
+from engine.cluster.shard_ops import STREAM_KINDS, Op, expire_op, split_ops
 from engine.cluster.shard_state import VersionGap
 from engine.cluster.sharded_graph import ShardedGraph, StatisticsCache
+from engine.cluster.sharded_stream_log import ShardedStreamLog
 from engine.store.availability import StoreUnavailable
 from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
@@ -90,6 +98,17 @@ class ShardedTransaction:
         self.ops.append(Op("append", graph_id, (s, p, o, ts), stream))
         self.graphs[graph_id] = self._pending(graph_id).with_added(s, p, o)
 
+    def log_stream(self, stream: int, ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray,
+                   seq: np.ndarray, index: bool) -> None:
+        """A stream batch's rows (timestamps, arrival numbers) for the shards'
+        transient logs; ``index``: a query reads the stream, index them now."""
+        columns = tuple(np.asarray(c, dtype=np.int64) for c in (s, p, o, ts, seq))
+        self.ops.append(Op("log", 0, columns, stream, index))
+
+    def expire_stream(self, stream: int, before_ts: int | None, before_seq: int | None) -> None:
+        """Let the shards free the rows of ``stream`` no pending window reads."""
+        self.ops.append(expire_op(stream, before_ts, before_seq))
+
     def remove(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         if graph_id not in self.graphs or len(s) == 0:
             return
@@ -132,6 +151,10 @@ class ShardedQuadStore(QuadStore):
         self.in_place = in_place
         #: per graph, the last commit that changed it (absent: the graph is as loaded)
         self._changed_at: dict[int, int] = {}
+        #: graphs streams append to (windows read them as of their close); None: unknown, all
+        self._stream_fed: set[int] | None = set()
+        #: streams keep their rows on the shards, a summary here
+        self.stream_log_factory = lambda stream: ShardedStreamLog(self, stream)
         #: planner statistics per (graph, last change, cutoffs, call): a graph's
         #: counts hold until it changes, and windows re-plan every step
         self._statistics = StatisticsCache()
@@ -152,15 +175,24 @@ class ShardedQuadStore(QuadStore):
                                    "they cannot be brought to one version")
             if target:  # which graphs commits touched is unknown: none is read in place
                 self._changed_at.update(dict.fromkeys(self._sizes(target), target))
+                self._stream_fed = None
             return target
         target = max(target, self.coordinator_log.version)
         for version, ops in self.coordinator_log.commits_after(0):
-            self._changed_at.update({op.graph: version for op in ops})
+            self._note_changes(version, ops)
             late = [k for k, v in versions.items() if v < version]
             if late:
                 parts = split_ops(ops, self.calls.shards)
                 self.calls.fork({k: ("apply", (version, parts[k], {})) for k in late})
         return target
+
+    def _note_changes(self, version: int, ops: list[Op]) -> None:
+        """Which graphs commit ``version`` changed, and which of them streams feed."""
+        for op in ops:
+            if op.kind not in STREAM_KINDS:
+                self._changed_at[op.graph] = version
+                if op.kind == "append" and self._stream_fed is not None:
+                    self._stream_fed.add(op.graph)
 
     def _sizes(self, version: int) -> dict[int, int]:
         totals: dict[int, int] = {}
@@ -178,8 +210,9 @@ class ShardedQuadStore(QuadStore):
     def _graph(self, graph_id: int, version: int, length: int) -> ShardedGraph:
         changed_at = self._changed_at.get(graph_id)
         in_place = self.in_place if changed_at is None else None
+        stream_fed = self._stream_fed is None or graph_id in self._stream_fed
         return ShardedGraph(self.calls, graph_id, version, length, in_place=in_place,
-                            statistics=self._statistics, changed_at=changed_at or 0)
+                            statistics=self._statistics, changed_at=changed_at or 0, stream_fed=stream_fed)
 
     # -------------------------------------------------------------- writes
     def begin(self, journaled: bool = True) -> ShardedTransaction:
@@ -197,8 +230,8 @@ class ShardedQuadStore(QuadStore):
                 return self._snapshot
             version = self._snapshot.version + 1
             if self.coordinator_log is not None:
-                self.coordinator_log.log(version, txn.ops)
-            self._changed_at.update({op.graph: version for op in txn.ops})
+                self.coordinator_log.log(version, [op for op in txn.ops if op.kind not in STREAM_KINDS])
+            self._note_changes(version, txn.ops)
             parts = split_ops(txn.ops, self.calls.shards)
             try:
                 sizes = self._apply_everywhere(version, parts, dict(self._retained))
@@ -209,7 +242,6 @@ class ShardedQuadStore(QuadStore):
                                "writes resume once the coordinator is restarted")
                 log.error("%s", self._stuck)
                 raise
-            self._snapshot = self._snapshot_at(version, sizes)
             self._snapshot = self._snapshot_at(version, sizes)
             return self._snapshot
         finally:

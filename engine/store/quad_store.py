@@ -24,6 +24,7 @@ never calls up into the stream layer.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -198,6 +199,10 @@ class QuadStore:
         self._retained: dict[int, int] = {}
         #: where journaled transactions are written before they are published
         self.journal: Journal | None = None
+        #: how the stream layer makes a stream's log when its rows live outside
+        #: this process (a cluster's shards: ``stream_log_factory(stream_number)``);
+        #: None: the stream layer keeps them itself
+        self.stream_log_factory: Callable[[int], object] | None = None
 
     def retain_timestamps(self, bounds: dict[int, int]) -> None:
         """Keep stream deltas apart from ``bounds[stream]`` on: the stream layer

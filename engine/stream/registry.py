@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.rdf import IRI
-from engine.stream.transient import TransientLog
+from engine.stream.transient import StreamLog, TransientLog
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class StreamState:
     timing_ids: np.ndarray
     timeless_ids: np.ndarray | None
     graph_id: int
-    log: TransientLog = field(default_factory=TransientLog)
+    log: StreamLog = field(default_factory=TransientLog)
     watermark: int | None = None
     items: int = 0
     triples: int = 0

@@ -85,14 +85,17 @@ class RunningQuery:
         terms = QueryTerms(quad_store.terms, transient=True)
         graphs = quad_store.snapshot().graphs
         stored = stored_graphs(self.spec, window, self.streams, graphs, terms)
-        beside = merged(list(stored)) if stored else None
+        beside = None
         if self.incremental is not None:
+            beside = merged(list(stored)) if stored else None
             change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
             if change is not None:
                 event = self._new_event(window)
                 event.rows = self.policy.apply_change(*change)
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
-        dataset = window_dataset(self.spec, window, self.streams, graphs, terms, beside)
+            if beside is not None:
+                stored = (beside,)  # merged once for both paths
+        dataset = window_dataset(self.spec, window, self.streams, graphs, terms, stored, beside)
         ctx = EvalContext(base=self.spec.query.base)
         ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
         solutions = Executor(terms, dataset, ctx, service_client).run(self.spec.query.pattern)

@@ -52,6 +52,7 @@ from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
 from engine.stream.shared_plan import evaluate_group
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
+from engine.stream.transient import StreamLog, TransientLog
 
 log = logging.getLogger("rivulet.streams")
 
@@ -120,8 +121,9 @@ class StreamEngine:
             state = self.streams.get(definition.name)
             created = state is None
             if created:
-                state = StreamState(definition, self._next_stream_number, timing_ids, timeless_ids,
-                                    encode(definition.stored_graph))
+                number = self._next_stream_number
+                state = StreamState(definition, number, timing_ids, timeless_ids,
+                                    encode(definition.stored_graph), self._new_log(number))
                 self._next_stream_number += 1
                 self.streams[definition.name] = state
             else:
@@ -132,6 +134,12 @@ class StreamEngine:
                 self._start_idle_clock()
         self._durable(position)
         return state, created
+
+    def _new_log(self, number: int) -> StreamLog:
+        """The log of stream ``number``: in this process, unless the store
+        keeps streams' rows elsewhere (a cluster's shards)."""
+        factory = self.store.quad_store.stream_log_factory
+        return factory(number) if factory is not None else TransientLog()
 
     def stream(self, name: str) -> StreamState:
         state = self.streams.get(name)
@@ -241,7 +249,7 @@ class StreamEngine:
                     terms.pin(np.concatenate([s[timeless], p[timeless], o[timeless]]))
                     txn.append(state.graph_id, s[timeless], p[timeless], o[timeless], ts[timeless],
                                state.number)
-                state.log.append(ts, s, p, o, index=self._has_readers(state))
+                state.log.append(ts, s, p, o, index=self._has_readers(state), txn=txn)
                 terms.hold(np.concatenate([s, p, o]))
             except BaseException:
                 quad_store.abort(txn)
@@ -291,7 +299,10 @@ class StreamEngine:
         """Register a query :meth:`_check_streams` has accepted."""
         with self._lock:
             streams = [self._stream_by_iri(window.stream) for window in spec.windows]
-            running = RunningQuery(spec, streams, self.retain_events, self.incremental)
+            # incremental evaluation reads the changed rows directly: not where a
+            # log's rows live on a cluster's shards
+            incremental = self.incremental if all(s.log.in_process for s in streams) else "never"
+            running = RunningQuery(spec, streams, self.retain_events, incremental)
             if running.shape is not None:
                 running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))
             self.queries[spec.name] = running
@@ -403,7 +414,7 @@ class StreamEngine:
             if readers and before_ts is None and before_seq is None:
                 continue  # readers waiting for their first item: nothing is old yet
             for chunk in state.log.expire(before_ts, before_seq):
-                terms.release(np.concatenate([chunk.s, chunk.p, chunk.o]))
+                terms.release(chunk.term_ids)
         self._hand_down_retention()
 
     def _hand_down_retention(self) -> None:

@@ -15,15 +15,24 @@ Tiny batches (a producer posting one item per request) are merged with their
 small predecessors, so a window spans few batches whatever the producer's
 request size. Whole batches are freed once no registered window
 can reach them.
+
+A cluster's shard keeps its share of a stream's rows in the same kind of
+log (``engine.cluster.shard_streams``): their arrival numbers are then not
+consecutive, so each chunk keeps them (``seq``) instead of deriving them
+from its first one. The stream engine reads a log through :class:`StreamLog`,
+which this log and the cluster coordinator's log both implement.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from engine.store import EMPTY, TimedTriples, TimeSlice, fingerprints
+from engine.sparql.exec import merged
+from engine.store import EMPTY, Graph, TimedTriples, TimeSlice, WindowGraph, fingerprints
 
 #: batches smaller than this are merged with a small predecessor
 SMALL_BATCH = 4096
@@ -35,6 +44,8 @@ class Chunk:
 
     triples: TimedTriples
     first_seq: int
+    #: the arrival number of each row, when they are not consecutive (a shard's share)
+    seq: np.ndarray | None = None
 
     @property
     def ts(self) -> np.ndarray:
@@ -54,7 +65,23 @@ class Chunk:
 
     @property
     def last_seq(self) -> int:
+        """One past the arrival number of the chunk's last row."""
+        if self.seq is not None:
+            return int(self.seq[-1]) + 1
         return self.first_seq + len(self.triples.ts)
+
+    @property
+    def term_ids(self) -> np.ndarray:
+        """The IDs the chunk's rows name (the references it holds on terms)."""
+        return np.concatenate([self.s, self.p, self.o])
+
+    def sequence_positions(self, start: int, end: int) -> tuple[int, int]:
+        """Positions ``[a, b)`` of the rows whose arrival number is in ``[start, end)``."""
+        if self.seq is not None:
+            return (int(np.searchsorted(self.seq, start, side="left")),
+                    int(np.searchsorted(self.seq, end, side="left")))
+        lo, hi = max(start, self.first_seq), min(end, self.last_seq)
+        return (lo - self.first_seq, hi - self.first_seq) if hi > lo else (0, 0)
 
 
 @dataclass(frozen=True)
@@ -77,41 +104,85 @@ def _concat(parts: list[tuple]) -> WindowContent:
     return WindowContent(*(np.concatenate([part[i] for part in parts]) for i in range(4)))
 
 
+class StreamLog(Protocol):
+    """What the stream engine asks of a stream's log: this module's
+    :class:`TransientLog`, or a cluster coordinator's log whose rows live on
+    the shards (``engine.cluster.sharded_stream_log``)."""
+
+    #: triples ever appended (the next arrival number)
+    total: int
+    #: whether windows read the rows in this process (incremental evaluation needs them here)
+    in_process: bool
+
+    def append(self, ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, index: bool = True,
+               txn=None) -> None: ...
+    def __len__(self) -> int: ...
+    def first_ts(self) -> int | None: ...
+    def window(self, start: int, end: int) -> list: ...
+    def window_graph(self, windows: Sequence[Sequence], stored: Sequence[Graph]) -> Graph: ...
+    def time_range(self, start: int, end: int) -> WindowContent: ...
+    def sequence_range(self, start: int, end: int) -> WindowContent: ...
+    def expire(self, before_ts: int | None, before_seq: int | None) -> list: ...
+
+
+def local_window_graph(windows: Sequence[Sequence[TimedTriples | TimeSlice]],
+                       stored: Sequence[Graph]) -> Graph:
+    """The windows' batches read in place in this process, beside the merge
+    of the ``stored`` graphs (C-SPARQL's FROM graphs; none for RSP-QL's
+    named windows)."""
+    return WindowGraph(windows, beside=merged(list(stored)) if stored else None)
+
+
 class TransientLog:
+    """A stream's rows by time, indexed per batch, in this process."""
+
+    in_process = True
+
     def __init__(self) -> None:
         self.chunks: list[Chunk] = []
         self.total = 0  # triples ever appended (the next sequence number)
 
-    def append(self, ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, index: bool = True) -> None:
+    def append(self, ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, index: bool = True,
+               txn=None, seq: np.ndarray | None = None) -> None:
         """Log one batch; with ``index``, build its key orders now (someone reads the stream).
+        ``txn`` (the store transaction absorbing the batch) is not needed here:
+        the rows stay in this log. ``seq``: the rows' arrival numbers, when
+        they are not the next consecutive ones (a shard's share of a batch).
 
         A small batch absorbs its predecessors while they are no larger than it
         (a binary counter): a row is re-sorted at most 1 + log2(SMALL_BATCH) times
-        and the log's tail holds few small chunks."""
+        and the log's tail holds few small chunks. The chunk list is replaced,
+        never changed in place, so a reader in another thread (a shard serving
+        a window while it takes the next batch) sees it before or after."""
         if not len(ts):
             return
-        first_seq = self.total
-        self.total += len(ts)
-        columns = [ts, s, p, o]
-        while (self.chunks and len(self.chunks[-1].ts) <= len(columns[0])
-               and len(self.chunks[-1].ts) + len(columns[0]) <= SMALL_BATCH):
-            previous = self.chunks.pop()
+        first_seq = self.total if seq is None else int(seq[0])
+        self.total = self.total + len(ts) if seq is None else max(self.total, int(seq[-1]) + 1)
+        chunks = list(self.chunks)
+        columns = [ts, s, p, o] if seq is None else [ts, s, p, o, np.asarray(seq, dtype=np.int64)]
+        while (chunks and len(chunks[-1].ts) <= len(columns[0])
+               and len(chunks[-1].ts) + len(columns[0]) <= SMALL_BATCH):
+            previous = chunks.pop()
             first_seq = previous.first_seq
-            columns = [np.concatenate([a, b]) for a, b in
-                       zip((previous.ts, previous.s, previous.p, previous.o), columns, strict=True)]
-        ts, s, p, o = columns
-        batch = TimedTriples(ts, s, p, o, self._maybe_repeats(s, p, o))
+            earlier = (previous.ts, previous.s, previous.p, previous.o)
+            if seq is not None:
+                earlier = (*earlier, previous.seq)
+            columns = [np.concatenate([a, b]) for a, b in zip(earlier, columns, strict=True)]
+        ts, s, p, o = columns[:4]
+        batch = TimedTriples(ts, s, p, o, self._maybe_repeats(chunks, s, p, o))
         if index:
             batch.build_index()
-        self.chunks.append(Chunk(batch, first_seq))
+        chunks.append(Chunk(batch, first_seq, None if seq is None else columns[4]))
+        self.chunks = chunks
 
-    def _maybe_repeats(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
+    @staticmethod
+    def _maybe_repeats(chunks: list[Chunk], s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
         """Whether a triple of these rows may occur twice among them or in a live
         chunk: equal fingerprints, tested once per batch by binary search."""
         prints = np.sort(fingerprints(s, p, o))
         if len(prints) > 1 and bool((prints[1:] == prints[:-1]).any()):
             return True
-        for chunk in self.chunks:
+        for chunk in chunks:
             earlier = chunk.triples.sorted_fingerprints
             at = np.searchsorted(earlier, prints)
             if bool((earlier[np.minimum(at, len(earlier) - 1)] == prints).any()):
@@ -137,6 +208,11 @@ class TransientLog:
             parts.append(batch.between(start, end))
         return parts
 
+    @staticmethod
+    def window_graph(windows: Sequence[Sequence[TimedTriples | TimeSlice]], stored: Sequence[Graph]) -> Graph:
+        """The graph of ``windows`` (parts from :meth:`window`) beside the ``stored`` graphs."""
+        return local_window_graph(windows, stored)
+
     def time_range(self, start: int, end: int) -> WindowContent:
         """Rows with ``start <= ts < end``, copied in arrival order."""
         parts = []
@@ -155,9 +231,10 @@ class TransientLog:
         """Rows with arrival sequence number in ``[start, end)``."""
         parts = []
         for c in self.chunks:
-            lo, hi = max(start, c.first_seq), min(end, c.last_seq)
-            if hi > lo:
-                a, b = lo - c.first_seq, hi - c.first_seq
+            if c.last_seq <= start or c.first_seq >= end:
+                continue
+            a, b = c.sequence_positions(start, end)
+            if b > a:
                 parts.append((c.ts[a:b], c.s[a:b], c.p[a:b], c.o[a:b]))
         return _concat(parts)
 

@@ -4,18 +4,21 @@ and the stored graphs as of its close.
 A time window reads ``[close - range, close)`` of each stream's log in place,
 as the indexed batches it spans, and the stored graphs as they were at
 ``close``; a count window reads its ``count`` triples and the store as of its
-last item. Stored graphs that streams append to are :class:`LayeredGraph`s
-and are cut at that time (``as_of``); every other graph is read whole.
-C-SPARQL merges the windows into the default graph (with the FROM graphs,
-without duplicates: :class:`WindowGraph` does it per match, not per window);
-RSP-QL keeps the stored dataset and names each window. The f:timestamp
+last item. Stored graphs that streams append to (a :class:`LayeredGraph`,
+or a cluster's sharded graph) are cut at that time (``as_of``); every other
+graph is read whole. C-SPARQL merges the windows into the default graph (with
+the FROM graphs, without duplicates: :class:`WindowGraph` does it per match,
+not per window); RSP-QL keeps the stored dataset and names each window. The
+graph of a window is made by the log its parts come from
+(:meth:`~engine.stream.transient.StreamLog.window_graph`): read in this
+process, or, in a cluster, on the shards that hold the window's rows. The f:timestamp
 function of C-SPARQL is answered from a copy of the window's rows, made only
 when a query calls it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,10 +27,10 @@ from engine.rdf import XSD_INTEGER, Literal
 from engine.sparql.exec import QueryDataset, QueryTerms, merged
 from engine.sparql.expr import ExprError
 from engine.sparql.syntax import ContinuousQuery
-from engine.store import DEFAULT_GRAPH, Graph, LayeredGraph, MemoryGraph, TimedTriples, TimeSlice, WindowGraph
+from engine.store import DEFAULT_GRAPH, Graph, MemoryGraph, TimedTriples
 from engine.stream.registry import StreamState
 from engine.stream.schedule import WindowSchedule
-from engine.stream.transient import WindowContent
+from engine.stream.transient import WindowContent, local_window_graph
 
 #: C-SPARQL's f:timestamp(?s, ?p, ?o): when the triple entered the window
 TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
@@ -35,22 +38,24 @@ TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
 
 @dataclass(frozen=True)
 class Window:
-    """One window: per stream window of the query, the batches it spans; its
-    bounds as reported; the application time the stored graphs are read as
-    of; and its rows in arrival order, copied only if asked (f:timestamp)."""
+    """One window: per stream window of the query, the parts of the log it
+    spans; its bounds as reported; the application time the stored graphs
+    are read as of; its rows in arrival order, copied only if asked
+    (f:timestamp); and how a graph is made of parts and stored graphs."""
 
-    parts: list[list[TimedTriples | TimeSlice]]
+    parts: list[list]
     start_ms: int
     end_ms: int
     as_of: int
     rows: Callable[[], list[WindowContent]]
+    graph: Callable[[Sequence[Sequence], Sequence[Graph]], Graph] = local_window_graph
 
 
 def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> Window:
     """The window of ``spec`` closing at ``close`` (ms, or sequence number).
 
     A time window is read in place from the stream index; a count window is
-    copied out of the log and indexed (its rows do not align with batches)."""
+    copied out of the log and indexed here (its rows do not align with batches)."""
     if schedule.count is not None:
         content = schedule.streams[0].log.sequence_range(close - schedule.count, close)
         if not len(content):
@@ -60,15 +65,16 @@ def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> 
         return Window([[batch]], int(content.ts.min()), last, last, lambda: [content])
     bounds = [(s.log, close - w.range_ms) for s, w in zip(schedule.streams, spec.windows, strict=True)]
     return Window([log.window(start, close) for log, start in bounds], close - schedule.range_ms, close,
-                  close, lambda: [log.time_range(start, close) for log, start in bounds])
+                  close, lambda: [log.time_range(start, close) for log, start in bounds],
+                  schedule.streams[0].log.window_graph)
 
 
 def _cut(graph: Graph, window: Window, streams: list[StreamState]) -> Graph:
     """``graph`` as of the window's close: a graph that streams append to
-    without the triples of items at or after it."""
-    if isinstance(graph, LayeredGraph):
-        return graph.as_of({s.number: window.as_of for s in streams})
-    return graph
+    without the triples of items at or after it (graphs that can be cut say
+    so with ``as_of``)."""
+    as_of = getattr(graph, "as_of", None)
+    return as_of({s.number: window.as_of for s in streams}) if as_of is not None else graph
 
 
 def stored_graphs(spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict,
@@ -84,30 +90,32 @@ def stored_graphs(spec: ContinuousQuery, window: Window, streams: list[StreamSta
 
 def window_dataset(
     spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict, terms: QueryTerms,
-    from_graphs: Graph | None = None,
+    from_graphs: tuple[Graph, ...] | None = None, default: Graph | None = None,
 ) -> QueryDataset:
     """The dataset of ``window`` over the store snapshot's ``graphs``: the
-    windows are read in place (:class:`WindowGraph`), beside the stored graphs
-    cut as of the window's close. ``from_graphs`` is the merge of the
-    :func:`stored_graphs`, if the caller has it already."""
+    windows are read in place (:attr:`Window.graph`), beside the stored
+    graphs cut as of the window's close. ``from_graphs`` are the
+    :func:`stored_graphs`, and ``default`` their merge, if the caller has
+    them already."""
 
     def stored(graph_id: int) -> Graph:
         return _cut(graphs.get(graph_id) or MemoryGraph.empty(), window, streams)
 
     query = spec.query
     if from_graphs is None:
-        found = stored_graphs(spec, window, streams, graphs, terms)
-        from_graphs = merged(list(found)) if found else None
+        from_graphs = stored_graphs(spec, window, streams, graphs, terms)
     stored_named = list(query.dataset.named) if query.dataset else []
     named = {terms.encode(g): stored(terms.encode(g)) for g in stored_named}
     if spec.language == "rspql":
-        default = from_graphs
+        if default is None and from_graphs:
+            default = merged(list(from_graphs))
         if not query.dataset:
             named = {g: _cut(graph, window, streams) for g, graph in graphs.items() if g != DEFAULT_GRAPH}
-        windows = {w.name: WindowGraph([parts]) for w, parts in zip(spec.windows, window.parts, strict=True)}
+        windows = {w.name: window.graph([parts], ())
+                   for w, parts in zip(spec.windows, window.parts, strict=True)}
         return QueryDataset(default, named, windows)
     # C-SPARQL: the default graph is the RDF merge of the windows and the FROM graphs
-    return QueryDataset(WindowGraph(window.parts, beside=from_graphs), named)
+    return QueryDataset(window.graph(window.parts, from_graphs), named)
 
 
 def timestamp_function(window_rows: Callable[[], list[WindowContent]], terms: QueryTerms):

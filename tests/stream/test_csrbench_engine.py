@@ -19,8 +19,13 @@ def items():
 
 @pytest.mark.parametrize("n", csrbench.QUERY_NUMBERS)
 def test_every_window_matches_the_reference(n, items):
+    check_windows(n, items, Store())
+
+
+def check_windows(n: int, items: list, store: Store) -> None:
+    """Replay CSRBench into ``store``'s stream engine; query ``n``'s windows equal the reference."""
     spec = csrbench.expected(n)
-    engine = StreamEngine(Store())
+    engine = StreamEngine(store)
     engine.declare_stream(StreamDefinition("sensors", IRI(csrbench.STREAM)))
     running = engine.register(csrbench.registration(n))
     queue = running.subscribe()
