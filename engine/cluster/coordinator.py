@@ -9,6 +9,7 @@ of them takes writes (the commit numbering is its log's).
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,28 +17,61 @@ import numpy as np
 from engine.api import Store
 from engine.cluster.coordinator_log import CoordinatorLog
 from engine.cluster.in_place import InPlaceReads, measure
-from engine.cluster.shard_calls import ShardCalls
+from engine.cluster.shard_calls import ShardCalls, ShardUnavailable
 from engine.cluster.sharded_store import ShardedQuadStore
+from engine.cluster.step_calls import StepCalls, step_addresses
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.layout import TERMS
 
 log = logging.getLogger("rivulet.cluster")
 
+#: seconds a starting coordinator waits for shards that are (re)starting
+STARTUP_PATIENCE = 60.0
+
 
 def open_cluster_store(calls: ShardCalls, data_dir: Path, store_dir: Path | None = None, sync: bool = True,
                        transport: str = "auto") -> Store:
     """A :class:`~engine.api.Store` whose triples live on the shards ``calls``
-    reaches; ``transport`` picks in-place reads ("auto", "tcp", "rdma") or
-    none ("ray": every step forks to the shards through Ray)."""
+    reaches; ``transport`` picks in-place reads ("auto", "tcp", "rdma"), with
+    the read steps that fork-join sent over TCP, or neither ("ray": every
+    step forks to the shards through Ray)."""
     terms = CompactTermDictionary.open(store_dir / TERMS) if store_dir else CompactTermDictionary()
     coordinator_log = CoordinatorLog(data_dir / "coordinator", terms, len(terms), sync)
-    infos = calls.info()
+    infos = _reports_when_up(calls)
+    calls = _steps_over_tcp(calls, infos, transport)
     in_place = _in_place_reads(calls, infos, transport)
     quad_store = ShardedQuadStore(terms, calls, coordinator_log, in_place)
-    log.info("cluster store: %d shards at version %d; steps %s", calls.shards, quad_store.snapshot().version,
-             "fork-join through Ray, or in place over " + in_place.reader.name if in_place is not None
-             else "fork-join through Ray only")
+    fork_join = "over TCP" if isinstance(calls, StepCalls) else "through Ray"
+    log.info("cluster store: %d shards at version %d; steps fork-join %s%s", calls.shards,
+             quad_store.snapshot().version, fork_join,
+             f", or in place over {in_place.reader.name}" if in_place is not None else "")
     return Store(quad_store=quad_store)
+
+
+def _reports_when_up(calls: ShardCalls, patience: float = STARTUP_PATIENCE) -> list[dict]:
+    """Every shard's report, waiting for shards Ray is still (re)starting."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return calls.info()
+        except ShardUnavailable as exc:
+            if time.monotonic() > deadline:
+                raise
+            log.info("waiting for the shards: %s", exc)
+            time.sleep(0.5)
+
+
+def _steps_over_tcp(calls: ShardCalls, infos: list[dict], transport: str) -> ShardCalls:
+    """``calls`` with read steps sent over TCP, unless the transport is "ray"
+    (or a shard serves no steps)."""
+    if transport == "ray":
+        return calls
+    addresses = step_addresses(infos)
+    if addresses is None:
+        return calls
+    from engine.cluster.transport.tcp_steps import TcpStepCaller
+
+    return StepCalls(calls, TcpStepCaller(addresses), lambda: step_addresses(calls.info()) or {})
 
 
 def _in_place_reads(calls: ShardCalls, infos: list[dict], transport: str) -> InPlaceReads | None:

@@ -15,6 +15,11 @@ from typing import Any, Protocol
 
 from engine.store.availability import StoreUnavailable
 
+#: shard methods that read and change nothing: they may take a cheaper path
+#: than a Ray call (``engine.cluster.step_calls``) and be sent again
+READ_STEPS = frozenset({"match", "count", "degree_stats", "columns", "sizes", "ping",
+                        "window_match", "window_count", "window_rows"})
+
 
 class ShardUnavailable(StoreUnavailable):
     """A shard did not answer (its process died and is being restarted):

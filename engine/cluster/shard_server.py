@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.cluster.shard_calls import READ_STEPS
 from engine.cluster.shard_files import ShardFiles
 from engine.cluster.shard_ops import ShardOp
 from engine.cluster.shard_state import loaded_regions
@@ -38,8 +39,11 @@ class ShardServer:
         self._commit_lock = threading.Lock()
         self._regions: list = []
         self.addresses: dict[str, tuple[str, int]] = {}
+        #: where this shard answers read steps over TCP (None: through Ray only)
+        self.step_address: tuple[str, int] | None = None
         if region_host is not None:
             self._publish_regions(region_host)
+            self._serve_steps(region_host)
 
     def _publish_regions(self, host: str) -> None:
         """Serve the loaded base's arrays to in-place readers: over TCP
@@ -61,12 +65,26 @@ class ShardServer:
             self._regions.append(server)
             self.addresses[name] = server.address
 
+    def _serve_steps(self, host: str) -> None:
+        """Answer the coordinator's read steps over TCP (cheaper than a Ray call)."""
+        from engine.cluster.transport.tcp_steps import TcpStepServer
+
+        server = TcpStepServer(self.serve_step, host, 0)
+        self.step_address = server.start()
+        self._regions.append(server)
+
+    def serve_step(self, method: str, args: tuple) -> object:
+        """One read step sent over TCP; anything else is refused."""
+        if method not in READ_STEPS:
+            raise PermissionError(f"{method!r} is not a read step ({', '.join(sorted(READ_STEPS))} are)")
+        return getattr(self, method)(*args)
+
     # ------------------------------------------------------------ reports
     def info(self) -> dict:
         regions = loaded_regions(self.files.loaded, self.shard) if self.addresses else {}
         return {"shard": self.shard, "shards": self.shards, "version": self.state.version,
-                "pid": os.getpid(), "addresses": dict(self.addresses), "recovery": self.recovery,
-                "regions": {name: len(array) for name, array in regions.items()}}
+                "pid": os.getpid(), "addresses": dict(self.addresses), "steps": self.step_address,
+                "recovery": self.recovery, "regions": {name: len(array) for name, array in regions.items()}}
 
     def ping(self) -> int:
         return self.state.version

@@ -19,6 +19,8 @@ import logging
 import socket
 import struct
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
@@ -53,9 +55,52 @@ from engine.cluster.transport.wire import (
 )
 
 # RegionError is what TcpRangeReader raises; callers may import it from here.
-__all__ = ["RegionError", "TcpRangeReader", "TcpRegionServer"]
+__all__ = ["RegionError", "TcpExchange", "TcpRangeReader", "TcpRegionServer"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("rivulet.cluster")
+
+
+def serve_requests(sock: socket.socket, max_request_bytes: int,
+                   answer: Callable[[int, memoryview], list[Buffer]], label: str) -> None:
+    """Answer one connection's requests until the peer closes it: each
+    request's ``answer(kind, body)`` goes back as an ok answer, a
+    :class:`RequestRefused` or any other error as an error answer (and the
+    connection goes on); a request over ``max_request_bytes`` is drained and
+    refused; a stream that is not ours is answered once and closed."""
+    while True:
+        header = recv_exactly(sock, REQUEST_HEADER.size, eof_ok=True)
+        if header is None:
+            return
+        magic, kind, request_id, body_len = REQUEST_HEADER.unpack(header)
+        if magic != REQUEST_MAGIC:
+            # The stream cannot be re-synchronised: answer once, then hang up.
+            _send_error(sock, request_id, "not a Rivulet request (bad magic)")
+            return
+        if body_len > max_request_bytes:
+            drain(sock, body_len)
+            why = f"request of {body_len} bytes is over the {max_request_bytes} byte limit"
+            _send_error(sock, request_id, why)
+            continue
+        body = recv_exactly(sock, body_len) if body_len else bytearray()
+        assert body is not None
+        try:
+            parts = answer(kind, memoryview(body))
+        except RequestRefused as exc:
+            _send_error(sock, request_id, str(exc))
+            continue
+        except Exception as exc:  # noqa: BLE001 - answer, and keep serving
+            log.exception("%s: request failed", label)
+            _send_error(sock, request_id, f"internal error: {type(exc).__name__}: {exc}")
+            continue
+        size = sum(memoryview(p).nbytes for p in parts)
+        send_buffers(sock, [ANSWER_HEADER.pack(ANSWER_MAGIC, STATUS_OK, request_id, size), *parts])
+
+
+def _send_error(sock: socket.socket, request_id: int, message: str) -> None:
+    body = message.encode("utf-8")
+    send_buffers(sock, [ANSWER_HEADER.pack(ANSWER_MAGIC, STATUS_ERROR, request_id, len(body)), body])
 
 
 class TcpRegionServer:
@@ -129,43 +174,14 @@ class TcpRegionServer:
         self.stop()
 
     def _handle(self, sock: socket.socket) -> None:
-        while True:
-            header = recv_exactly(sock, REQUEST_HEADER.size, eof_ok=True)
-            if header is None:
-                return
-            magic, kind, request_id, body_len = REQUEST_HEADER.unpack(header)
-            if magic != REQUEST_MAGIC:
-                # The stream cannot be re-synchronised: answer once, then hang up.
-                self._send_error(sock, request_id, "not a Rivulet region request (bad magic)")
-                return
-            if body_len > self.max_request_bytes:
-                drain(sock, body_len)
-                why = f"request of {body_len} bytes is over the {self.max_request_bytes} byte limit"
-                self._send_error(sock, request_id, why)
-                continue
-            body = recv_exactly(sock, body_len) if body_len else bytearray()
-            assert body is not None
-            try:
-                if kind == KIND_GATHER:
-                    parts = self._gather(memoryview(body))
-                elif kind == KIND_REGIONS:
-                    parts = [pack_regions(self.regions())]
-                else:
-                    raise RequestRefused(f"unknown request kind {kind}")
-            except RequestRefused as exc:
-                self._send_error(sock, request_id, str(exc))
-                continue
-            except Exception as exc:  # noqa: BLE001 - answer, and keep serving
-                log.exception("tcp-region-server: request failed")
-                self._send_error(sock, request_id, f"internal error: {type(exc).__name__}: {exc}")
-                continue
-            size = sum(memoryview(p).nbytes for p in parts)
-            send_buffers(sock, [ANSWER_HEADER.pack(ANSWER_MAGIC, STATUS_OK, request_id, size), *parts])
+        serve_requests(sock, self.max_request_bytes, self._answer, "tcp-region-server")
 
-    @staticmethod
-    def _send_error(sock: socket.socket, request_id: int, message: str) -> None:
-        body = message.encode("utf-8")
-        send_buffers(sock, [ANSWER_HEADER.pack(ANSWER_MAGIC, STATUS_ERROR, request_id, len(body)), body])
+    def _answer(self, kind: int, body: memoryview) -> list[Buffer]:
+        if kind == KIND_GATHER:
+            return self._gather(body)
+        if kind == KIND_REGIONS:
+            return [pack_regions(self.regions())]
+        raise RequestRefused(f"unknown request kind {kind}")
 
     def _gather(self, body: memoryview) -> list[Buffer]:
         """Parse and validate every entry first (so nothing is copied for a request
@@ -194,18 +210,18 @@ class _Retry(Exception):
     """A reused connection turned out to be broken: reconnect and ask again."""
 
 
-class TcpRangeReader:
-    """Reads slices of shards' regions over persistent TCP connections.
+class TcpExchange:
+    """Round trips to shards over persistent TCP connections: one request per
+    shard, every request sent before any answer is read, so the shards work
+    at once.
 
-    Thread-safe: each gather checks a connection per shard out of a small pool.
-    A connection found broken (the shard restarted at the same address) is
-    replaced and the request sent again, once: reads are idempotent, so a retry
-    is safe. Error answers raise :class:`RegionError` (the connection stays
-    usable); an unreachable or silent shard raises ``ConnectionError``.
-    Results are read-only arrays.
+    Thread-safe: each exchange checks a connection per shard out of a small
+    pool. A connection found broken (the shard restarted at the same address)
+    is replaced and the request sent again, once: only requests that change
+    nothing travel this way, so a retry is safe. Error answers raise
+    :class:`RegionError` (the connection stays usable); an unreachable or
+    silent shard raises ``ConnectionError``.
     """
-
-    name = "tcp"
 
     def __init__(
         self,
@@ -233,15 +249,14 @@ class TcpRangeReader:
                 return
         pool.move(tuple(address))
 
-    def gather(self, requests: dict[int, list[Slices]]) -> dict[int, list[np.ndarray]]:
-        """One request per shard, all sent before any answer is read, so the
-        shards work at once. Raises the first failure (by shard) after every
-        answer is collected, so no connection is left with an unread answer."""
+    def exchange(self, payloads: dict[int, list[Buffer]], request_id: int,
+                 decode: Callable[[int, bytearray], T]) -> dict[int, T]:
+        """Send each shard its payload, then read every answer and ``decode(shard,
+        body)`` it. Raises the first failure (by shard) after every answer is
+        collected, so no connection is left with an unread answer."""
         if self._closed:
             raise RuntimeError("the reader is closed")
-        request_id = self._request_id()
-        payloads = {shard: encode_gather(slices, request_id) for shard, slices in requests.items()}
-        pools = {shard: self._pool(shard) for shard in requests}
+        pools = {shard: self._pool(shard) for shard in payloads}
         sent: dict[int, PooledConnection] = {}
         retry: list[int] = []
         errors: dict[int, Exception] = {}
@@ -252,10 +267,10 @@ class TcpRangeReader:
                 retry.append(shard)
             except ConnectionError as exc:
                 errors[shard] = exc
-        results: dict[int, list[np.ndarray]] = {}
+        results: dict[int, T] = {}
         for shard, conn in sent.items():
             try:
-                results[shard] = self._receive(pools[shard], conn, request_id, len(requests[shard]))
+                results[shard] = self._receive(pools[shard], conn, request_id, decode)
             except _Retry:
                 retry.append(shard)
             except (ConnectionError, RegionError) as exc:
@@ -264,7 +279,7 @@ class TcpRangeReader:
             try:
                 conn = pools[shard].connect()
                 send_buffers(conn.sock, payloads[shard])
-                results[shard] = self._receive(pools[shard], conn, request_id, len(requests[shard]))
+                results[shard] = self._receive(pools[shard], conn, request_id, decode)
             except _Retry as exc:
                 why = f"shard {shard}: connection broke again after reconnecting: {exc}"
                 errors[shard] = ConnectionError(why)
@@ -274,44 +289,14 @@ class TcpRangeReader:
                 errors[shard] = exc
         if errors:
             raise errors[min(errors)]
-        return {shard: results[shard] for shard in requests}
-
-    def regions(self, shard: int) -> list[RegionInfo]:
-        """What ``shard`` publishes (names, dtypes, lengths)."""
-        pool = self._pool(shard)
-        request_id = self._request_id()
-        header = REQUEST_HEADER.pack(REQUEST_MAGIC, KIND_REGIONS, request_id, 0)
-        for attempt in range(2):
-            conn = pool.acquire() if attempt == 0 else pool.connect()
-            try:
-                send_buffers(conn.sock, [header])
-                body = self._read_answer(pool, conn, request_id)
-            except RegionError:
-                pool.release(conn)
-                raise
-            except (_Retry, OSError) as exc:
-                conn.sock.close()
-                if attempt == 0 and conn.reused:
-                    continue
-                raise self._connection_error(pool, exc) from exc
-            pool.release(conn)
-            return unpack_regions(body)
-        raise AssertionError("unreachable")
+        return {shard: results[shard] for shard in payloads}
 
     def close(self) -> None:
-        """Close the idle connections; busy ones close when their gather ends."""
+        """Close the idle connections; busy ones close when their exchange ends."""
         self._closed = True
         for pool in self._pools.values():
             pool.generation += 1
             pool.clear()
-
-    def __enter__(self) -> TcpRangeReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # internals
 
     def _request_id(self) -> int:
         with self._lock:
@@ -324,7 +309,7 @@ class TcpRangeReader:
             raise ValueError(f"no address for shard {shard} (known: {sorted(self._pools)})")
         return pool
 
-    def _send(self, pool: ShardPool, payload: list[bytes | np.ndarray]) -> PooledConnection:
+    def _send(self, pool: ShardPool, payload: list[Buffer]) -> PooledConnection:
         conn = pool.acquire()
         try:
             send_buffers(conn.sock, payload)
@@ -335,9 +320,8 @@ class TcpRangeReader:
             raise self._connection_error(pool, exc) from exc
         return conn
 
-    def _receive(
-        self, pool: ShardPool, conn: PooledConnection, request_id: int, n_entries: int
-    ) -> list[np.ndarray]:
+    def _receive(self, pool: ShardPool, conn: PooledConnection, request_id: int,
+                 decode: Callable[[int, bytearray], T]) -> T:
         try:
             body = self._read_answer(pool, conn, request_id)
         except RegionError:
@@ -352,12 +336,12 @@ class TcpRangeReader:
             conn.sock.close()
             raise self._connection_error(pool, exc) from exc
         try:
-            arrays = decode_gather(body, n_entries)
+            answer = decode(pool.shard, body)
         except (ValueError, struct.error) as exc:
             conn.sock.close()
             raise ConnectionError(f"shard {pool.shard}: malformed answer: {exc}") from exc
         pool.release(conn)
-        return arrays
+        return answer
 
     def _read_answer(self, pool: ShardPool, conn: PooledConnection, request_id: int) -> bytearray:
         """The body of an ok answer; an error answer raises RegionError. A closed
@@ -388,3 +372,29 @@ class TcpRangeReader:
         if isinstance(exc, TimeoutError):
             return ConnectionError(f"shard {pool.shard} at {host}:{port} did not answer in time ({exc})")
         return ConnectionError(f"shard {pool.shard} at {host}:{port}: {exc}")
+
+
+class TcpRangeReader(TcpExchange):
+    """Reads slices of shards' regions over persistent TCP connections
+    (a gather is one exchange). Results are read-only arrays."""
+
+    name = "tcp"
+
+    def gather(self, requests: dict[int, list[Slices]]) -> dict[int, list[np.ndarray]]:
+        """One request per shard, all sent before any answer is read."""
+        request_id = self._request_id()
+        payloads = {shard: encode_gather(slices, request_id) for shard, slices in requests.items()}
+        return self.exchange(payloads, request_id,
+                             lambda shard, body: decode_gather(body, len(requests[shard])))
+
+    def regions(self, shard: int) -> list[RegionInfo]:
+        """What ``shard`` publishes (names, dtypes, lengths)."""
+        request_id = self._request_id()
+        header = REQUEST_HEADER.pack(REQUEST_MAGIC, KIND_REGIONS, request_id, 0)
+        return self.exchange({shard: [header]}, request_id, lambda _, body: unpack_regions(body))[shard]
+
+    def __enter__(self) -> TcpRangeReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
