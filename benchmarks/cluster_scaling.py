@@ -2,14 +2,16 @@
 
 The same LSBench stored data (``benchmarks.lsbench_data``) is written once to
 an N-Quads file, then built with ``engine.loader.local_load`` into a 1-shard
-and a 3-shard store directory (each build timed). Three set-ups read it:
+and a 3-shard store directory (each build timed). Four set-ups read it:
 
 * ``1 node``: ``Store.open`` of the 1-shard directory (memory-mapped, in process);
 * ``3 shards, ray``: the 3-shard directory on three Ray shard actors, the
-  coordinator in this process, transport "ray" (every step a fork-join
-  through Ray);
-* ``3 shards, tcp``: the same, transport "tcp" (a small step may read the
-  owners' CSR arrays in place over TCP instead; the step mix is reported).
+  coordinator in this process, transport "ray" (every step a Ray call);
+* ``3 shards, tcp``: the same, transport "tcp": a step of at most 256 keys
+  on a graph as loaded reads the owners' CSR arrays in place over TCP, the
+  other read steps fork-join over TCP (the step mix is reported);
+* ``3 shards, auto``: transport "auto", the default: in place only where
+  three TCP round trips cost less than one fork-join step (measured at start).
 
 For each: one-shot queries over the stored graphs (a point lookup, a 2-hop
 neighbourhood, a selective join, a scan-heavy aggregate), each run up to
@@ -84,7 +86,7 @@ ONE_SHOT = {
 #: the point lookup with both graphs merged into the default graph by FROM
 #: (reported apart: the merge, not the lookup, dominates it)
 FROM_BOTH = f"{PREFIXES}SELECT ?p ?o\n{BOTH}WHERE {{ sibu:u6496 ?p ?o }}"
-SETUPS = ("1 node", "3 shards, ray", "3 shards, tcp")
+SETUPS = ("1 node", "3 shards, ray", "3 shards, tcp", "3 shards, auto")
 
 
 # ------------------------------------------------------------------ data
@@ -286,9 +288,16 @@ def _same_rows(runs: list[dict]) -> str:
     return "ok" if all(r["rows"][:common] == runs[0]["rows"][:common] for r in runs) else "ROWS DIFFER"
 
 
+def _short(setup: str) -> str:
+    """A set-up's name in a column header: "1 node", "ray", "tcp", "auto"."""
+    return setup.rsplit(", ", 1)[-1]
+
+
 def tables(results: dict) -> str:
     setups = results["setups"]
     one = setups["1 node"]
+    sharded = SETUPS[1:]
+    names = [_short(s) for s in SETUPS]
     lines = []
     rows = []
     for q in ONE_SHOT:
@@ -298,15 +307,13 @@ def tables(results: dict) -> str:
             r = setups[s]["one_shot"][q]
             row += [r["median_ms"], r["p99_ms"]]
         row += [setups[s]["one_shot"][q]["queries_per_s"] for s in SETUPS]
-        row += [
-                ratio(setups["3 shards, ray"]["one_shot"][q]["median_ms"], base["median_ms"]),
-                ratio(setups["3 shards, tcp"]["one_shot"][q]["median_ms"], base["median_ms"]),
-                "ok" if all(setups[s]["one_shot"][q]["rows"] == base["rows"] for s in SETUPS)
-                else "ROWS DIFFER"]
+        row += [ratio(setups[s]["one_shot"][q]["median_ms"], base["median_ms"]) for s in sharded]
+        row.append("ok" if all(setups[s]["one_shot"][q]["rows"] == base["rows"] for s in SETUPS)
+                   else "ROWS DIFFER")
         rows.append(row)
     lines.append(markdown_table(
-        ["query", "rows", "1 node median ms", "1 node p99 ms", "ray median ms", "ray p99 ms", "tcp median ms",
-         "tcp p99 ms", "1 node q/s", "ray q/s", "tcp q/s", "ray / 1 node", "tcp / 1 node", "check"], rows))
+        ["query", "rows", *(f"{n} {m}" for n in names for m in ("median ms", "p99 ms")),
+         *(f"{n} q/s" for n in names), *(f"{_short(s)} / 1 node" for s in sharded), "check"], rows))
     rows = []
     for q in QUERIES:
         base = one["continuous"][q.name]
@@ -314,15 +321,13 @@ def tables(results: dict) -> str:
         for s in SETUPS:
             r = setups[s]["continuous"][q.name]
             row += [r["latency"]["median_ms"], r["latency"]["p99_ms"], r["evaluation"]["median_ms"]]
-        for s in SETUPS[1:]:
-            row.append(ratio(setups[s]["continuous"][q.name]["latency"]["median_ms"],
-                             base["latency"]["median_ms"]))
+        row += [ratio(setups[s]["continuous"][q.name]["latency"]["median_ms"], base["latency"]["median_ms"])
+                for s in sharded]
         row.append(_same_rows([setups[s]["continuous"][q.name] for s in SETUPS]))
         rows.append(row)
     lines.append(markdown_table(
-        ["query", "rows / window", "1 node median ms", "1 node p99 ms", "1 node eval ms", "ray median ms",
-         "ray p99 ms", "ray eval ms", "tcp median ms", "tcp p99 ms", "tcp eval ms", "ray / 1 node",
-         "tcp / 1 node", "check"], rows))
+        ["query", "rows / window", *(f"{n} {m}" for n in names for m in ("median ms", "p99 ms", "eval ms")),
+         *(f"{_short(s)} / 1 node" for s in sharded), "check"], rows))
     rows = []
     for q in QUERIES:
         row = [q.name, " + ".join(q.streams)]
@@ -330,12 +335,13 @@ def tables(results: dict) -> str:
             r = setups[s]["continuous"][q.name]
             row += [r["ingest_items_per_s_overall"], r["load"]]
         rows.append(row)
-    lines.append(markdown_table(["query", "streams", "1 node items/s", "1 node load", "ray items/s",
-                                 "ray load", "tcp items/s", "tcp load"], rows))
-    tcp = setups["3 shards, tcp"]
-    lines.append(markdown_table(["workload", "in-place steps", "fork-join steps"], [
-        ["one-shot queries", tcp["steps_one_shot"]["in_place"], tcp["steps_one_shot"]["fork_join"]],
-        ["continuous L1-L6", tcp["steps_continuous"]["in_place"], tcp["steps_continuous"]["fork_join"]]]))
+    ingest_headers = [f"{n} {m}" for n in names for m in ("items/s", "load")]
+    lines.append(markdown_table(["query", "streams", *ingest_headers], rows))
+    mixes = [s for s in sharded if isinstance(setups[s].get("steps_one_shot"), dict)]
+    lines.append(markdown_table(["set-up", "workload", "in-place steps", "fork-join steps"], [
+        [_short(s), workload, setups[s][key]["in_place"], setups[s][key]["fork_join"]]
+        for s in mixes for workload, key in (("one-shot queries", "steps_one_shot"),
+                                             ("continuous L1-L6", "steps_continuous"))]))
     return "\n\n".join(lines)
 
 
@@ -403,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
             ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="rivulet",
                      configure_logging=False, log_to_driver=False)
             try:
-                for transport in ("ray", "tcp"):
+                for transport in ("ray", "tcp", "auto"):
                     if f"3 shards, {transport}" in wanted:
                         results["setups"][f"3 shards, {transport}"] = on_shards(dirs[3], work, transport,
                                                                                 data, args)

@@ -8,6 +8,9 @@ int64 values from a memory-mapped array, as a CSR neighbour list):
 - an in-process slice of the same array (the floor: no transport at all);
 - a TCP ``gather`` (``engine.cluster.transport.tcp``) of 1 and of 64 slices,
   from 1 and from 3 shard server processes (read at once);
+- a TCP step (``engine.cluster.transport.tcp_steps``, how read steps fork-join
+  unless the transport is ray): a no-op, and one returning 64 slices, on 1
+  and on 3 shard processes at once;
 - a Ray actor method call: a no-op, and one returning 64 slices;
 - a fork-join over 3 Ray actors (all called, then all awaited);
 - RDMA, reported as "unavailable: <reason>" where there is no device.
@@ -37,6 +40,7 @@ from benchmarks import machine_description, markdown_table
 from engine.cluster.transport.base import Slices
 from engine.cluster.transport.choice import describe_transports
 from engine.cluster.transport.tcp import TcpRangeReader, TcpRegionServer
+from engine.cluster.transport.tcp_steps import TcpStepCaller, TcpStepServer
 
 ARRAY_LENGTH = 1_000_000  # int64 values per shard: 8 MB, memory-mapped
 SLICE_LENGTH = 16  # values per slice: a typical neighbour list
@@ -75,18 +79,22 @@ def measure(call: Callable[[int], object], calls: int, warmup: int) -> dict[str,
 
 
 def serve_shard(path: str, conn: Connection) -> None:
-    """A shard process: publish the memory-mapped array, report the address,
-    serve until told to stop."""
+    """A shard process: publish the memory-mapped array, answer steps on it,
+    report both addresses, serve until told to stop."""
     server = TcpRegionServer()
-    server.publish("targets", np.load(path, mmap_mode="r"))
-    conn.send(server.start())
+    array = np.load(path, mmap_mode="r")
+    server.publish("targets", array)
+    shard = ShardActor(path)
+    steps = TcpStepServer(lambda method, args: getattr(shard, method)(*args))
+    conn.send((server.start(), steps.start()))
     conn.recv()
     server.stop()
+    steps.stop()
 
 
 def tcp_cases(paths: list[Path], calls: int, warmup: int) -> list[dict[str, Any]]:
     ctx = multiprocessing.get_context("spawn")
-    processes, pipes, addresses = [], [], {}
+    processes, pipes, addresses, step_addresses = [], [], {}, {}
     try:
         for shard, path in enumerate(paths):
             parent, child = ctx.Pipe()
@@ -96,7 +104,7 @@ def tcp_cases(paths: list[Path], calls: int, warmup: int) -> list[dict[str, Any]
             pipes.append(parent)
             if not parent.poll(60):
                 raise RuntimeError(f"shard server {shard} did not start")
-            addresses[shard] = parent.recv()
+            addresses[shard], step_addresses[shard] = parent.recv()
         reader = TcpRangeReader(addresses)
         rows = []
         rng = np.random.default_rng(5)
@@ -109,6 +117,16 @@ def tcp_cases(paths: list[Path], calls: int, warmup: int) -> list[dict[str, Any]
                 stats = measure(lambda i, v=variants: reader.gather(v[i % VARIANTS]), calls, warmup)
                 rows.append(row("tcp", "gather", shards, n, stats))
         reader.close()
+        caller = TcpStepCaller(step_addresses)
+        bounds = [slice_bounds(rng, 64) for _ in range(VARIANTS)]
+        for shards in (1, 3):
+            noop = dict.fromkeys(range(shards), ("noop", ()))
+            stats = measure(lambda i, c=noop: caller.call(c), calls, warmup)
+            rows.append(row("tcp", "step (no-op)", shards, 0, stats))
+            stats = measure(lambda i, s=shards: caller.call(
+                {k: ("slices", bounds[i % VARIANTS]) for k in range(s)}), calls, warmup)
+            rows.append(row("tcp", "step", shards, 64, stats))
+        caller.close()
         return rows
     finally:
         for pipe in pipes:
@@ -129,8 +147,8 @@ class ShardActor:
     def noop(self) -> None:
         return None
 
-    def slices(self, starts: np.ndarray, stops: np.ndarray) -> list[np.ndarray]:
-        return [np.array(self.array[a:b]) for a, b in zip(starts, stops)]
+    def slices(self, starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, ...]:
+        return tuple(np.array(self.array[a:b]) for a, b in zip(starts, stops))
 
 
 def ray_cases(paths: list[Path], calls: int, warmup: int) -> list[dict[str, Any]]:

@@ -59,7 +59,8 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
                         help="shards of the cluster's store (default: those --store was loaded in, else 3)")
     parser.add_argument("--transport", choices=("auto", "tcp", "rdma", "ray"), default="auto",
                         help="how small query steps read shards in place: 'auto' (RDMA where a device "
-                             "exists, else TCP), 'tcp', 'rdma', or 'ray' (every step forks to the shards)")
+                             "exists, else TCP), 'tcp', 'rdma' (with the other read steps sent over TCP), "
+                             "or 'ray' (every step is a Ray call to the shards)")
 
 
 def add_serve_options(serve: argparse.ArgumentParser) -> None:
