@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import ray
 
-from benchmarks.lsbench_data import HISTORY_GRAPH, SOCIAL_GRAPH, START_MS, STREAMS, StreamGenerator, generate
+from benchmarks.lsbench_data import START_MS, STREAMS, generate
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS
 from engine.api import Store
 from engine.cluster.coordinator import open_cluster_store
 from engine.cluster.ray_shards import RayShardCalls, start_shards
 from engine.loader.local_load import build_store_directory
-from engine.rdf import format_term
 from engine.stream import StreamDefinition, StreamEngine
+from tests.cluster.lsbench_streams import stored_nquads, stream_batches
 
 STORED_TRIPLES = 3_000
 RATES = {"poststream": 50, "postlikestream": 120, "photostream": 25, "photolikestream": 60, "gpsstream": 80}
@@ -36,24 +36,10 @@ def stored(tmp_path_factory) -> tuple[Path, Path, object]:
     """The LSBench stored graphs as a 1-shard and a 3-shard store directory."""
     root = tmp_path_factory.mktemp("lsbench")
     data = generate(STORED_TRIPLES)
-    with (root / "stored.nq").open("w") as out:
-        graphs = ((SOCIAL_GRAPH, data.social_triples()), (HISTORY_GRAPH, data.history_triples()))
-        for graph, triples in graphs:
-            for s, p, o in triples:
-                out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} <{graph}> .\n")
-    build_store_directory([root / "stored.nq"], root / "one", shards=1)
-    build_store_directory([root / "stored.nq"], root / "three", shards=3)
+    path = stored_nquads(data, root / "stored.nq")
+    build_store_directory([path], root / "one", shards=1)
+    build_store_directory([path], root / "three", shards=3)
     return root / "one", root / "three", data
-
-
-def _batches(data) -> list[tuple[str, list]]:
-    items = StreamGenerator(data, RATES).advance(START_MS + DATA_MS)
-    batches = []
-    for end in range(START_MS + BATCH_MS, START_MS + DATA_MS + 1, BATCH_MS):
-        for name in STREAMS:
-            batch = [item for item in items[name] if end - BATCH_MS <= item[0] < end]
-            batches.append((name, [*batch, (end, [])]))
-    return batches
 
 
 def _run(store: Store, batches, on_batch=None) -> dict[str, list[tuple]]:
@@ -79,7 +65,7 @@ def _contents(store: Store) -> set[tuple]:
 
 def test_windows_equal_one_nodes_through_a_shard_kill(ray_runtime, stored, tmp_path):
     one, three, data = stored
-    batches = _batches(data)
+    batches = stream_batches(data, RATES, BATCH_MS, DATA_MS)
     reference_store = Store.open(one)
     expected = _run(reference_store, batches)
     assert sum(len(events) for events in expected.values()) > 100

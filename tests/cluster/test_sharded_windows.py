@@ -18,20 +18,18 @@ from pathlib import Path
 import pytest
 
 from benchmarks.lsbench_data import (
-    HISTORY_GRAPH,
     SOCIAL_GRAPH,
     START_MS,
     STREAMS,
     USER,
-    StreamGenerator,
     generate,
 )
 from benchmarks.lsbench_queries import PREFIXES, QUERIES, RANGE_MS, STEP_MS
 from engine.api import Store
 from engine.cluster.sharded_stream_log import ShardedStreamLog
-from engine.rdf import format_term
 from engine.stream import StreamDefinition, StreamEngine
 from tests.cluster.local_cluster import local_cluster_store, shard_server
+from tests.cluster.lsbench_streams import stored_nquads, stream_batches
 
 STORED_TRIPLES = 3_000
 RATES = {"poststream": 40, "postlikestream": 100, "photostream": 20, "photolikestream": 50, "gpsstream": 60}
@@ -90,21 +88,9 @@ OTHER_QUERIES = {
 @pytest.fixture(scope="module")
 def lsbench(tmp_path_factory) -> tuple[Path, list]:
     """The stored graphs as an N-Quads file, and the batches of the five streams."""
-    root = tmp_path_factory.mktemp("lsbench")
     data = generate(STORED_TRIPLES)
-    path = root / "stored.nq"
-    with path.open("w") as out:
-        graphs = ((SOCIAL_GRAPH, data.social_triples()), (HISTORY_GRAPH, data.history_triples()))
-        for graph, triples in graphs:
-            for s, p, o in triples:
-                out.write(f"{format_term(s)} {format_term(p)} {format_term(o)} <{graph}> .\n")
-    items = StreamGenerator(data, RATES).advance(START_MS + DATA_MS)
-    batches = []
-    for end in range(START_MS + BATCH_MS, START_MS + DATA_MS + 1, BATCH_MS):
-        for name in STREAMS:
-            batch = [item for item in items[name] if end - BATCH_MS <= item[0] < end]
-            batches.append((name, [*batch, (end, [])]))
-    return path, batches
+    path = stored_nquads(data, tmp_path_factory.mktemp("lsbench") / "stored.nq")
+    return path, stream_batches(data, RATES, BATCH_MS, DATA_MS)
 
 
 def _run(store: Store, batches: list, on_batch=None) -> dict[str, list[tuple]]:
