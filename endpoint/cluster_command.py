@@ -85,7 +85,7 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
                           in_place=args.transport != "ray")
     calls = RayShardCalls(actors)
     store = open_cluster_store(calls, data_dir, store_dir, sync=args.sync == "always",
-                               transport=args.transport)
+                               transport=args.transport, checkpoint_mb=args.checkpoint_mb)
     from endpoint.serve import data_files
 
     if store.quad_store.snapshot().version == 0:

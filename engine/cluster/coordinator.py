@@ -30,13 +30,15 @@ STARTUP_PATIENCE = 60.0
 
 
 def open_cluster_store(calls: ShardCalls, data_dir: Path, store_dir: Path | None = None, sync: bool = True,
-                       transport: str = "auto") -> Store:
+                       transport: str = "auto", checkpoint_mb: float = 64.0) -> Store:
     """A :class:`~engine.api.Store` whose triples live on the shards ``calls``
     reaches; ``transport`` picks in-place reads ("auto", "tcp", "rdma"), with
     the read steps that fork-join sent over TCP, or neither ("ray": every
-    step forks to the shards through Ray)."""
+    step forks to the shards through Ray). The coordinator's log is
+    compacted each ``checkpoint_mb`` MB, as far as every shard has checkpointed."""
     terms = CompactTermDictionary.open(store_dir / TERMS) if store_dir else CompactTermDictionary()
-    coordinator_log = CoordinatorLog(data_dir / "coordinator", terms, len(terms), sync)
+    coordinator_log = CoordinatorLog(data_dir / "coordinator", terms, len(terms), sync,
+                                     compact_bytes=int(checkpoint_mb * 2**20))
     infos = _reports_when_up(calls)
     calls = _steps_over_tcp(calls, infos, transport)
     in_place = _in_place_reads(calls, infos, transport)

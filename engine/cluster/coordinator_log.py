@@ -9,30 +9,58 @@ shards) is brought up to date at the next start. Recovery reads the terms
 back into the dictionary in log order and returns the commits.
 
 One record per commit, LSN = version, in ``engine.durability.wal`` frames.
+
+The log does not grow without bound: once every shard has checkpointed past
+a version, no shard can need the commits up to it again, and
+:meth:`CoordinatorLog.compact` replaces them by what a restart still needs
+of them: the spellings of the terms they introduced and which graphs they
+changed (``compacted.json``, written atomically before any segment goes).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.cluster.shard_ops import Op, op_ids
-from engine.durability.wal import WriteAheadLog, read_segment
+from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
 from engine.rdf import format_term, parse_term
+
+COMPACTED = "compacted.json"
+#: bytes of log after which the coordinator tries to compact it
+DEFAULT_COMPACT_BYTES = 64 << 20
+
+
+@dataclass
+class Changes:
+    """What the commits up to ``version`` changed, as a restart needs it:
+    per graph the last commit that changed it (graphs absent: as loaded), and
+    the graphs streams append to (None: not known, take every graph)."""
+
+    version: int = 0
+    changed_at: dict[int, int] = field(default_factory=dict)
+    stream_fed: set[int] | None = field(default_factory=set)
 
 
 class CoordinatorLog:
     """Commits logged at ``directory``; terms above ``base_terms`` IDs (those
     of the loaded store) are spelled in the first record that uses them."""
 
-    def __init__(self, directory: Path, terms, base_terms: int, sync: bool = True) -> None:
+    def __init__(self, directory: Path, terms, base_terms: int, sync: bool = True,
+                 compact_bytes: int = DEFAULT_COMPACT_BYTES) -> None:
         self.directory = directory
         self.terms = terms
         self.base_terms = base_terms
+        self.compact_bytes = compact_bytes
         directory.mkdir(parents=True, exist_ok=True)
         self._spelled: set[int] = set()
-        self.version = 0
+        #: what the compacted commits changed (the state before the first record)
+        self.compacted = self._read_compacted()
+        self.version = self.compacted.version
         for version, spelled, _ in self.records():
             for term_id, spelling in spelled:
                 terms.restore(term_id, parse_term(spelling))
@@ -40,11 +68,24 @@ class CoordinatorLog:
             self.version = version
         self.wal = WriteAheadLog(directory, self.version + 1, sync)
 
+    def _read_compacted(self) -> Changes:
+        path = self.directory / COMPACTED
+        if not path.exists():
+            return Changes()
+        data = json.loads(path.read_text())
+        for term_id, spelling in data["terms"]:
+            self.terms.restore(term_id, parse_term(spelling))
+            self._spelled.add(term_id)
+        fed = data["stream_fed"]
+        return Changes(data["version"], {int(g): v for g, v in data["changed_at"].items()},
+                       None if fed is None else set(fed))
+
     def records(self) -> Iterator[tuple[int, list[tuple[int, str]], list[Op]]]:
-        """(version, new terms, ops) of every logged commit, in order."""
+        """(version, new terms, ops) of every logged commit after the compacted ones, in order."""
         for path in sorted(self.directory.glob("*.log")):
-            for _, payload in read_segment(path):
-                yield pickle.loads(payload)
+            for lsn, payload in read_segment(path):
+                if lsn > self.compacted.version:  # a crash may leave compacted segments behind
+                    yield pickle.loads(payload)
 
     def commits_after(self, version: int) -> Iterator[tuple[int, list[Op]]]:
         for logged, _, ops in self.records():
@@ -61,6 +102,43 @@ class CoordinatorLog:
             raise RuntimeError(f"coordinator log at LSN {lsn} for commit {version}")
         self.wal.wait_durable(lsn)
         self._spelled.update(new)
+
+    def wants_compaction(self) -> bool:
+        """Whether the log grew enough since the last try to compact it."""
+        return self.wal.bytes_since_rotation >= self.compact_bytes
+
+    def compact(self, upto: int, changes: Changes) -> int:
+        """Start a new segment; then, if ``upto`` (every shard has a
+        checkpoint at or past it) is past what was compacted, drop the
+        segments whose commits are all at or before it, after writing the
+        terms they spelled and ``changes`` (the coordinator's view now; the
+        later commits, replayed at a restart, change it in the same way).
+        The caller stops commits meanwhile. Returns the segments dropped."""
+        first_kept = self.wal.rotate()
+        upto = min(upto, first_kept - 1)
+        if upto <= self.compacted.version:
+            return 0
+        spelled = sorted(self._spelled)
+        data = {"version": upto, "terms": [[i, format_term(self.terms.decode(i))] for i in spelled],
+                "changed_at": {str(g): v for g, v in changes.changed_at.items()},
+                "stream_fed": None if changes.stream_fed is None else sorted(changes.stream_fed)}
+        target = self.directory / COMPACTED
+        partial = target.with_name(COMPACTED + ".partial")
+        with open(partial, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+            out.flush()
+            os.fsync(out.fileno())
+        partial.rename(target)
+        fsync_directory(self.directory)
+        self.compacted = Changes(upto, dict(changes.changed_at),
+                                 None if changes.stream_fed is None else set(changes.stream_fed))
+        segments = self.wal.segments()
+        dropped = 0
+        for segment, following in zip(segments, segments[1:]):
+            if int(following.name.split(".")[0]) - 1 <= upto:  # its last record is at or before upto
+                segment.unlink()
+                dropped += 1
+        return dropped
 
     def close(self) -> None:
         self.wal.close()

@@ -51,8 +51,10 @@ class ShardFiles:
     """The log and checkpoints of one shard; ``recover`` opens them."""
 
     def __init__(self, directory: Path, wal: WriteAheadLog, loaded: dict[str, dict[int, Graph]],
-                 checkpoint_bytes: int) -> None:
+                 checkpoint_bytes: int, checkpointed: int = 0) -> None:
         self.directory = directory
+        #: the version of the newest checkpoint (0: none; the store as loaded)
+        self.checkpointed = checkpointed
         self.wal = wal
         #: the loaded base per role and graph (checkpoints refer to it, readers read it in place)
         self.loaded = loaded
@@ -82,7 +84,7 @@ class ShardFiles:
                     state.apply(commit_version, ops, retain)
                     replayed += 1
         wal = WriteAheadLog(directory / "wal", state.version + 1, sync)
-        files = cls(directory, wal, loaded, int(checkpoint_mb * 2**20))
+        files = cls(directory, wal, loaded, int(checkpoint_mb * 2**20), version)
         report = {"shard": shard, "checkpoint": version, "replayed": replayed, "version": state.version,
                   "seconds": round(time.monotonic() - started, 3)}
         log.info("shard %d recovered: checkpoint %d, %d log records replayed, at version %d, in %.2f s",
@@ -122,6 +124,7 @@ class ShardFiles:
                 shutil.rmtree(old, ignore_errors=True)
         for segment in self.wal.segments()[:-1]:
             segment.unlink()
+        self.checkpointed = version
         return version
 
     def close(self) -> None:

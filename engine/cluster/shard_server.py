@@ -83,7 +83,8 @@ class ShardServer:
     def info(self) -> dict:
         regions = loaded_regions(self.files.loaded, self.shard) if self.addresses else {}
         return {"shard": self.shard, "shards": self.shards, "version": self.state.version,
-                "pid": os.getpid(), "addresses": dict(self.addresses), "steps": self.step_address,
+                "checkpoint": self.files.checkpointed, "pid": os.getpid(), "addresses": dict(self.addresses),
+                "steps": self.step_address,
                 "recovery": self.recovery, "regions": {name: len(array) for name, array in regions.items()}}
 
     def ping(self) -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.cluster.coordinator_log import CoordinatorLog
+from engine.cluster.coordinator_log import Changes, CoordinatorLog
 from engine.cluster.pending_graph import PendingGraph
 from engine.cluster.shard_calls import ShardCalls, ShardUnavailable, broadcast
 from engine.cluster.shard_ops import STREAM_KINDS, Op, expire_op, split_ops
@@ -149,10 +149,12 @@ class ShardedQuadStore(QuadStore):
         self.coordinator_log = log_
         #: in-place reads of the loaded base, for graphs no commit has touched
         self.in_place = in_place
+        compacted = log_.compacted if log_ is not None else Changes()
         #: per graph, the last commit that changed it (absent: the graph is as loaded)
-        self._changed_at: dict[int, int] = {}
+        self._changed_at: dict[int, int] = dict(compacted.changed_at)
         #: graphs streams append to (windows read them as of their close); None: unknown, all
-        self._stream_fed: set[int] | None = set()
+        fed = compacted.stream_fed
+        self._stream_fed: set[int] | None = None if fed is None else set(fed)
         #: streams keep their rows on the shards, a summary here
         self.stream_log_factory = lambda stream: ShardedStreamLog(self, stream)
         #: planner statistics per (graph, last change, cutoffs, call): a graph's
@@ -243,10 +245,24 @@ class ShardedQuadStore(QuadStore):
                 log.error("%s", self._stuck)
                 raise
             self._snapshot = self._snapshot_at(version, sizes)
+            if self.coordinator_log is not None and self.coordinator_log.wants_compaction():
+                self._compact_log()
             return self._snapshot
         finally:
             self._writer = None
             self._write_lock.release()
+
+    def _compact_log(self) -> None:
+        """Drop the logged commits every shard has checkpointed past (asked
+        once per :attr:`CoordinatorLog.compact_bytes` of log)."""
+        try:
+            upto = min(info["checkpoint"] for info in self.calls.info())
+        except StoreUnavailable:
+            return  # a shard is restarting: the next try will do
+        dropped = self.coordinator_log.compact(upto, Changes(upto, self._changed_at, self._stream_fed))
+        if dropped:
+            log.info("coordinator log: %d segment(s) up to commit %d dropped (every shard has "
+                     "checkpointed past it)", dropped, upto)
 
     def _apply_everywhere(self, version: int, parts: list, retain: dict[int, int]) -> dict[int, int]:
         """Send every shard its part at once; if some do not answer, retry
@@ -288,6 +304,9 @@ class ShardedQuadStore(QuadStore):
         acknowledged, but may have missed some it never received)."""
         if self.coordinator_log is None:
             raise RuntimeError(f"shard {shard} is at version {at}, behind {upto}, and there is no log")
+        if at < self.coordinator_log.compacted.version:  # it lost a checkpoint it had reported
+            raise RuntimeError(f"shard {shard} is at version {at}, before the coordinator's log, which "
+                               f"starts after commit {self.coordinator_log.compacted.version}")
         for version, ops in self.coordinator_log.commits_after(at):
             if version >= upto:
                 break

@@ -25,13 +25,14 @@ EX = "http://example.org/"
 SHARDS = 3
 
 
-def open_store(directory: Path, servers: list[ShardServer] | None = None) -> tuple[Store, list[ShardServer]]:
+def open_store(directory: Path, servers: list[ShardServer] | None = None,
+               compact_bytes: int = 64 << 20) -> tuple[Store, list[ShardServer]]:
     """A coordinator over shard servers recovered from ``directory`` (new
     server objects: as after every process was killed)."""
     servers = servers or [ShardServer(k, SHARDS, str(directory), None, sync=False, region_host=None)
                           for k in range(SHARDS)]
     terms = CompactTermDictionary()
-    log = CoordinatorLog(directory / "coordinator", terms, 0, sync=False)
+    log = CoordinatorLog(directory / "coordinator", terms, 0, sync=False, compact_bytes=compact_bytes)
     return Store(quad_store=ShardedQuadStore(terms, LocalShardCalls(servers), log)), servers
 
 
@@ -116,3 +117,29 @@ def test_a_snapshot_too_old_is_a_retryable_error(tmp_path):
     with pytest.raises(SnapshotGone) as gone:
         old.graph(0).match(np.array([1]), None, None, 1)
     assert isinstance(gone.value, StoreUnavailable)
+
+
+def test_the_coordinators_log_keeps_only_what_shards_have_not_checkpointed(tmp_path):
+    store, servers = open_store(tmp_path, compact_bytes=1)  # try to compact after every commit
+    log = store.quad_store.coordinator_log
+    store.update(f'INSERT DATA {{ <{EX}a> <{EX}p> "first" . GRAPH <{EX}g> {{ <{EX}a> <{EX}q> 1 }} }}')
+    store.update(f'INSERT DATA {{ <{EX}b> <{EX}p> "second" }}')
+    assert log.compacted.version == 0 and len(log.wal.segments()) == 3  # no shard has checkpointed
+    for server in servers[:2]:
+        server.checkpoint()  # at commit 2
+    store.update(f'INSERT DATA {{ <{EX}c> <{EX}p> "third" }}')
+    assert log.compacted.version == 0  # one shard has not checkpointed
+    servers[2].checkpoint()  # at commit 3: every shard is past commit 2
+    store.update(f'INSERT DATA {{ <{EX}d> <{EX}p> "fourth" }}')
+    assert log.compacted.version == 2
+    assert [version for version, _, _ in log.records()] == [3, 4]
+    changed = dict(store.quad_store._changed_at)
+    ids = {term: store.terms.lookup(term) for term in (IRI(f"{EX}a"), Literal("first"), IRI(f"{EX}d"))}
+    before = contents(store)
+    # every process lost: the compacted terms and the log after them rebuild the same store
+    reopened, _ = open_store(tmp_path)
+    assert contents(reopened) == before and len(before) == 5
+    assert {term: reopened.terms.lookup(term) for term in ids} == ids
+    assert reopened.quad_store._changed_at == changed
+    reopened.update(f'INSERT DATA {{ <{EX}e> <{EX}p> "fifth" }}')
+    assert len(contents(open_store(tmp_path)[0])) == 6
