@@ -5,20 +5,25 @@ cluster's coordinator, its store's triples on Ray shard actors.
 the shards in it; ``serve --cluster ray://HOST:PORT`` (or ``auto``) joins a
 Ray cluster started by ``ray start`` or KubeRay, and creates the shard
 actors there or finds those another coordinator created. Either way the
-data directory holds each shard's log and checkpoints (``shards/<k>``) and
-the coordinator's (``coordinator``): on shared storage when the shards run
-on several nodes.
+data directory holds each shard's log and checkpoints (``shards/<k>``), the
+coordinator's commit log (``coordinator``) and its streams, continuous
+queries and their progress (``streams``: a catalog and a log, as one node's
+data directory keeps them): on shared storage when the shards run on
+several nodes.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.api import Store
+from engine.durability import DataDirectory
 from engine.store.layout import Manifest
+from engine.stream import StreamEngine
 
 log = logging.getLogger("rivulet.cluster")
 
@@ -28,13 +33,20 @@ DEFAULT_SHARDS = 3
 
 @dataclass
 class Cluster:
-    """The store and what must be stopped with the server."""
+    """The store, its streams, and what must be stopped with the server."""
 
     store: Store
     calls: object
     owns_shards: bool
+    #: the streams, continuous queries and their progress, kept across restarts
+    data: DataDirectory
+
+    @property
+    def streams(self) -> StreamEngine:
+        return self.data.engine
 
     def close(self) -> None:
+        self.data.close()
         if self.owns_shards:
             self.calls.stop()
 
@@ -86,12 +98,15 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
     calls = RayShardCalls(actors)
     store = open_cluster_store(calls, data_dir, store_dir, sync=args.sync == "always",
                                transport=args.transport, checkpoint_mb=args.checkpoint_mb)
-    from endpoint.serve import data_files
+    from endpoint.serve import CATALOG_VARIABLE, data_files
 
     if store.quad_store.snapshot().version == 0:
         for path in data_files(args):
             log.info("loaded %d triples from %s into the cluster", store.load(path), path)
     elif data_files(args):
         log.info("the cluster has data already: the --data files are not loaded again")
+    catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
+    data = DataDirectory.open(data_dir / "streams", catalog, sync=args.sync == "always",
+                              checkpoint_mb=args.checkpoint_mb, store=store)
     log.info("cluster of %d shards on Ray (%s)", shards, args.cluster)
-    return Cluster(store, calls, owns_shards=args.cluster == "local")
+    return Cluster(store, calls, owns_shards=args.cluster == "local", data=data)

@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         from endpoint.cluster_command import open_cluster
 
         cluster = open_cluster(args)
-        store, directory, streams = cluster.store, None, None
+        store, directory, streams = cluster.store, None, cluster.streams
     elif args.data_dir:
         if args.store or args.processes > 1:
             raise SystemExit("rivulet serve: --data-dir cannot be combined with --store or --processes")

@@ -7,11 +7,12 @@ in each role (``engine.cluster.partition``). Graph-level operations (create,
 clear, drop) go to every shard, so every shard knows every graph. Ops are
 plain tuples of NumPy arrays and ints: cheap to send through Ray and to log.
 
-Two kinds change a stream's transient log rather than a graph
+Three kinds change the streams' transient logs rather than a graph
 (:data:`STREAM_KINDS`): ``log`` carries a batch's rows (every triple, timing
 and timeless, with its timestamp and arrival number), split by key like the
-triples of a graph, and ``expire`` tells every shard how far back the
-stream's pending windows still read.
+triples of a graph; ``expire`` tells every shard how far back the stream's
+pending windows still read; ``reset_streams`` empties every stream log (a
+coordinator that starts again sends the rows its windows need anew).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from engine.cluster.partition import IN, OUT, rows_by_shard
 #: kinds that carry triples, split by key among the shards
 TRIPLE_KINDS = ("add", "remove", "append", "load", "log")
 #: kinds that change a stream's transient log, not a stored graph
-STREAM_KINDS = ("log", "expire")
+STREAM_KINDS = ("log", "expire", "reset_streams")
 #: an expiry bound that does not constrain (no window of that kind reads the stream)
 NO_BOUND = np.iinfo(np.int64).min
 

@@ -43,10 +43,13 @@ class ShardStreams:
         return log
 
     def apply(self, op: ShardOp) -> None:
-        """Take a ``log`` op's rows, or free what an ``expire`` op allows."""
+        """Take a ``log`` op's rows, free what an ``expire`` op allows, or
+        forget every stream's rows (``reset_streams``)."""
         if op.kind == "log":
             s, p, o, ts, seq = op.columns
             self._log(op.stream, op.role).append(ts, s, p, o, index=op.index, seq=seq)
+        elif op.kind == "reset_streams":
+            self.logs = {}
         elif op.kind == "expire":
             before_ts, before_seq = expiry_bounds(op)
             for role in ROLES:

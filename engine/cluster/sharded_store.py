@@ -103,6 +103,8 @@ class ShardedTransaction:
         """A stream batch's rows (timestamps, arrival numbers) for the shards'
         transient logs; ``index``: a query reads the stream, index them now."""
         columns = tuple(np.asarray(c, dtype=np.int64) for c in (s, p, o, ts, seq))
+        if self.store.stale_stream_logs and not any(op.kind == "reset_streams" for op in self.ops):
+            self.ops.append(Op("reset_streams", 0))
         self.ops.append(Op("log", 0, columns, stream, index))
 
     def expire_stream(self, stream: int, before_ts: int | None, before_seq: int | None) -> None:
@@ -157,6 +159,9 @@ class ShardedQuadStore(QuadStore):
         self._stream_fed: set[int] | None = None if fed is None else set(fed)
         #: streams keep their rows on the shards, a summary here
         self.stream_log_factory = lambda stream: ShardedStreamLog(self, stream)
+        #: the shards may hold stream rows of an earlier coordinator, which this
+        #: one's logs do not describe: the first batch empties their logs
+        self.stale_stream_logs = True
         #: planner statistics per (graph, last change, cutoffs, call): a graph's
         #: counts hold until it changes, and windows re-plan every step
         self._statistics = StatisticsCache()
@@ -245,6 +250,8 @@ class ShardedQuadStore(QuadStore):
                 log.error("%s", self._stuck)
                 raise
             self._snapshot = self._snapshot_at(version, sizes)
+            if any(op.kind == "reset_streams" for op in txn.ops):
+                self.stale_stream_logs = False
             if self.coordinator_log is not None and self.coordinator_log.wants_compaction():
                 self._compact_log()
             return self._snapshot

@@ -26,6 +26,13 @@ new log segment; writing the store directory, the carried batches and the
 catalog row happens outside them, so readers and writers go on. The catalog
 row is the commit point: a crash before it leaves the previous checkpoint
 and its log in force.
+
+A store whose data other processes keep durable (a cluster's shards and the
+coordinator's log, ``engine.cluster``) is given to :meth:`DataDirectory.open`
+as it is: the directory then keeps only the streams, the queries and their
+progress (its log holds no transactions, its checkpoints no store
+directory), and recovery replays the stream batches that pending windows
+read into it.
 """
 
 from __future__ import annotations
@@ -71,8 +78,10 @@ class DataDirectory:
     """The durable home of one server's store, streams and queries."""
 
     def __init__(self, path: Path, catalog: Catalog, store: Store, engine: StreamEngine,
-                 wal: WriteAheadLog, checkpoint_bytes: int) -> None:
+                 wal: WriteAheadLog, checkpoint_bytes: int, keeps_store: bool = True) -> None:
         self.path = path
+        #: whether this directory keeps the store too (its transactions, checkpoints of its graphs)
+        self.keeps_store = keeps_store
         self.catalog = catalog
         self.store = store
         self.engine = engine
@@ -89,16 +98,18 @@ class DataDirectory:
     @classmethod
     def open(cls, path: Path, catalog_url: str | None = None, sync: bool = True,
              checkpoint_mb: float = 64.0, initial_files: list[Path] | None = None,
-             engine_options: dict | None = None) -> DataDirectory:
+             engine_options: dict | None = None, store: Store | None = None) -> DataDirectory:
         """Open (creating if new) the data directory ``path`` and recover its
         state. ``initial_files`` are loaded only into a new directory (as its
-        first checkpoint)."""
+        first checkpoint). ``store``: a store that keeps its own data durable
+        (a cluster's); this directory then keeps its streams and queries only."""
         started = time.monotonic()
         path.mkdir(parents=True, exist_ok=True)
         (path / "checkpoints").mkdir(exist_ok=True)
         catalog = Catalog(catalog_url) if catalog_url else Catalog.for_directory(path)
         last = catalog.last_checkpoint()
-        if last is None and initial_files:
+        keeps_store = store is None
+        if keeps_store and last is None and initial_files:
             directory = path / "checkpoints" / f"{0:020d}"
             shutil.rmtree(directory, ignore_errors=True)
             from engine.loader.local_load import build_store_directory
@@ -108,17 +119,19 @@ class DataDirectory:
             log.info("new data directory %s: loaded %d triples from %s", path, manifest.triples,
                      ", ".join(map(str, initial_files)))
             last = catalog.last_checkpoint()
-        elif initial_files:
+        elif keeps_store and initial_files:
             log.info("data directory %s exists: the --data files are not loaded again "
                      "(add data with the Graph Store protocol, LOAD or rivulet load)", path)
         checkpoint_lsn = last.lsn if last is not None else 0
-        store = Store.open(last.directory) if last is not None else Store()
+        if keeps_store:
+            store = Store.open(last.directory) if last is not None else Store()
         engine = StreamEngine(store, **(engine_options or {}))
         replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn)
         wal = WriteAheadLog(path / "wal", max(last_lsn, checkpoint_lsn) + 1, sync)
-        data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20))
+        data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20), keeps_store)
         data.checkpointed_at = last.created_at if last is not None else None
-        store.quad_store.journal = data
+        if keeps_store:
+            store.quad_store.journal = data
         engine.journal = data
         data.recovery = Recovery(checkpoint_lsn, replayed, carried, time.monotonic() - started)
         log.info("data directory %s: checkpoint %d, %d log records replayed, %d stream batches "
@@ -191,7 +204,7 @@ class DataDirectory:
                 queries = {name: running.progress() for name, running in self.engine.queries.items()}
                 graphs = [format_term(quad_store.terms.decode(g)) for g in snapshot.named_graph_ids()]
             directory = self.path / "checkpoints" / f"{lsn:020d}"
-            if not directory.exists():
+            if self.keeps_store and not directory.exists():
                 manifest = write_checkpoint(snapshot, quad_store.terms, directory)
                 triples = manifest.triples
             else:
@@ -199,7 +212,7 @@ class DataDirectory:
             carried = self._write_carry(lsn, oldest)
             fsync_directory(directory.parent)
             self.catalog.record_checkpoint(
-                lsn, str(directory), triples, graphs, streams,
+                lsn, str(directory) if self.keeps_store else "", triples, graphs, streams,
                 {name: (p.next_index, p.sequence, pickle.dumps(p.previous_rows), pickle.dumps(p.events))
                  for name, p in queries.items()})
             self.checkpointed_at = time.time()
@@ -254,8 +267,9 @@ class DataDirectory:
         for carry in wal.glob("*" + CARRY_SUFFIX):
             if int(carry.name.split(".")[0]) < lsn:
                 carry.unlink(missing_ok=True)
+        current = (self.path / "checkpoints" / f"{lsn:020d}").resolve()
         for directory in self.catalog.forget_checkpoints_before(lsn):
-            if Path(directory).resolve() != (self.path / "checkpoints" / f"{lsn:020d}").resolve():
+            if directory and Path(directory).resolve() != current:  # "": no store directory kept
                 shutil.rmtree(directory, ignore_errors=True)
 
     def close(self) -> None:
@@ -263,7 +277,8 @@ class DataDirectory:
         self._closed.set()
         if self._checkpointer is not None:
             self._checkpointer.join()
-        self.store.quad_store.journal = None
+        if self.keeps_store:
+            self.store.quad_store.journal = None
         self.engine.journal = None
         self.wal.close()
         self.catalog.close()

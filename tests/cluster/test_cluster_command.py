@@ -1,7 +1,9 @@
 """``rivulet cluster up`` as an operator runs it: a real Ray local cluster,
 three shard processes and the endpoint, over HTTP; stopped and started
 again on the same data directory, it answers with what it acknowledged,
-new terms included (the coordinator's log gives them their IDs back)."""
+new terms included (the coordinator's log gives them their IDs back), and
+its streams and continuous queries are there, the query's window numbers
+going on where they stopped."""
 
 from __future__ import annotations
 
@@ -11,6 +13,20 @@ from tests.endpoint.rivulet_process import RivuletProcess
 
 EX = "http://example.org/"
 SELECT = f"SELECT ?o WHERE {{ <{EX}river> <{EX}name> ?o }}"
+
+
+REGISTRATION = (f"REGISTER QUERY levels AS SELECT (MAX(?cm) AS ?peak) FROM STREAM <{EX}gauges> "
+                f"[RANGE 1s STEP 1s] WHERE {{ ?gauge <{EX}levelCm> ?cm }}")
+
+
+def post_readings(url: str, readings: list[tuple[int, str | None]]) -> dict:
+    """Post gauge readings (a reading of None is a heartbeat) as one batch; its summary."""
+    lines = [f'{ts} <{EX}gauge> <{EX}levelCm> "{cm}"^^<http://www.w3.org/2001/XMLSchema#integer> .'
+             if cm is not None else str(ts) for ts, cm in readings]
+    answer = httpx.post(f"{url}/streams/gauges", content="\n".join(lines), timeout=60,
+                        headers={"Content-Type": "application/x-timestamped-ntriples"})
+    assert answer.status_code == 202, answer.text
+    return answer.json()
 
 
 def names(url: str) -> list[str]:
@@ -32,6 +48,13 @@ def test_cluster_up_serves_sharded_data_and_keeps_writes_across_restarts(tmp_pat
             "update": f'INSERT DATA {{ <{EX}river> <{EX}name> "Rhein"@de, "Rijn"@nl }}'}, timeout=60)
         assert update.status_code == 204, update.text
         assert names(server.url) == ["Rhein", "Rhine", "Rijn"]
+        declared = httpx.put(f"{server.url}/streams/gauges", json={"iri": f"{EX}gauges"}, timeout=60)
+        assert declared.status_code == 201, declared.text
+        registered = httpx.post(f"{server.url}/queries", content=REGISTRATION, timeout=60,
+                                headers={"Content-Type": "application/sparql-query"})
+        assert registered.status_code == 201, registered.text
+        fired = post_readings(server.url, [(1000, "12"), (1500, "14"), (2000, None)])
+        assert fired["windows_fired"] == 1  # [1000, 2000)
     finally:
         log = server.stop()
     assert any("cluster of 3 shards" in line for line in log), "".join(log)
@@ -42,6 +65,11 @@ def test_cluster_up_serves_sharded_data_and_keeps_writes_across_restarts(tmp_pat
         count = httpx.get(f"{again.url}/sparql", params={"query": "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"},
                           headers={"Accept": "application/sparql-results+json"}, timeout=60)
         assert count.json()["results"]["bindings"][0]["n"]["value"] == "4"
+        query = httpx.get(f"{again.url}/queries/levels", timeout=60).json()
+        assert query["windows_reported"] == 1
+        fired = post_readings(again.url, [(2500, "16"), (3000, None)])
+        assert fired["windows_fired"] == 1  # [2000, 3000), the second window
+        assert httpx.get(f"{again.url}/queries/levels", timeout=60).json()["windows_reported"] == 2
     finally:
         log = again.stop()
     assert any("the cluster has data already" in line for line in log), "".join(log)
