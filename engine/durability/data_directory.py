@@ -126,7 +126,8 @@ class DataDirectory:
         if keeps_store:
             store = Store.open(last.directory) if last is not None else Store()
         engine = StreamEngine(store, **(engine_options or {}))
-        replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn)
+        replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn,
+                                               keeps_store)
         wal = WriteAheadLog(path / "wal", max(last_lsn, checkpoint_lsn) + 1, sync)
         data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20), keeps_store)
         data.checkpointed_at = last.created_at if last is not None else None
@@ -309,9 +310,12 @@ def _records(wal: Path, checkpoint_lsn: int | None,
 
 
 def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
-             checkpoint_lsn: int) -> tuple[int, int, int]:
+             checkpoint_lsn: int, keeps_store: bool = True) -> tuple[int, int, int]:
     """Bring ``store`` (the checkpoint) and ``engine`` (empty) to the state of
-    the last log record; returns (records replayed, batches carried, last LSN)."""
+    the last log record; returns (records replayed, batches carried, last LSN).
+    A store this directory does not keep (``keeps_store`` False) has every
+    logged batch's stored part already, in its own order with the updates:
+    the batches are replayed for their windows only."""
     present = set(store.named_graphs())
     for name in catalog.graphs():
         term = parse_term(name)
@@ -337,30 +341,34 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
         carried_triples[record["s"]] += sum(text.count("\n") for _, text in record["i"])
     for name, (_, total) in saved_streams.items():
         engine.streams[name].log.total = total - carried_triples.get(name, 0)
+    # the checkpoint (or, for a store kept elsewhere, that store) holds the stored
+    # part of the carried batches, later updates included: their windows need their rows only
     for lsn, record in carried:
-        _replay(store, engine, lsn, record, catalog)
+        _replay(store, engine, lsn, record, catalog, absorb=False)
     for name, (watermark, total) in saved_streams.items():
         state = engine.streams[name]
         if watermark is not None and (state.watermark is None or state.watermark < watermark):
             state.watermark = watermark
         state.log.total = max(state.log.total, total)
     for lsn, payload in later:
-        _replay(store, engine, lsn, records.decode(payload), catalog)
+        _replay(store, engine, lsn, records.decode(payload), catalog, absorb=keeps_store)
     last_lsn = later[-1][0] if later else checkpoint_lsn
     return len(later), len(carried), last_lsn
 
 
-def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog: Catalog) -> None:
+def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog: Catalog,
+            absorb: bool = True) -> None:
     """Apply one record again (the journals are not attached yet). The
     catalog is written again for declarations and (un)registrations: a crash
-    may have come between the log record and the catalog's row."""
+    may have come between the log record and the catalog's row. A batch's
+    timeless triples are absorbed again only with ``absorb``."""
     kind = record["k"]
     try:
         if kind == "tx":
             records.apply_transaction(store.quad_store, record)
         elif kind == "batch":
             if record["s"] in engine.streams:
-                engine.ingest(record["s"], records.batch_items(record))
+                engine.ingest(record["s"], records.batch_items(record), absorb=absorb)
         elif kind == "declare":
             definition = StreamDefinition.from_json(record["d"])
             engine.declare_stream(definition)

@@ -161,8 +161,11 @@ class StreamEngine:
         self.stream(name)
         return self.ingest(name, parse_items(body, media_type, timestamp))
 
-    def ingest(self, name: str, items: Iterable[Item]) -> dict:
-        """Ingest one batch of items into stream ``name``; returns a summary."""
+    def ingest(self, name: str, items: Iterable[Item], absorb: bool = True) -> dict:
+        """Ingest one batch of items into stream ``name``; returns a summary.
+        ``absorb=False``: the stored graphs hold the batch's timeless triples
+        already, as they were then (a recovery replays the batch for its
+        windows; absorbing it again would undo a later update's deletions)."""
         with self._lock:
             state = self.stream(name)
             received = time.time()
@@ -170,7 +173,7 @@ class StreamEngine:
             if stamped:
                 self._check_jump(state, stamped[-1][0])
             position = self.journal.log_batch(name, stamped) if self.journal and stamped else None
-            events = self._ingest(state, stamped, received)
+            events = self._ingest(state, stamped, received, absorb=absorb)
             summary = {
                 "stream": name,
                 "items": len(stamped),
@@ -215,18 +218,20 @@ class StreamEngine:
 
     def _ingest(
         self, state: StreamState, items: list[tuple[int, Sequence]], received: float,
-        from_producer: bool = True,
+        from_producer: bool = True, absorb: bool = True,
     ) -> list:
-        self._absorb(state, items, from_producer)
+        self._absorb(state, items, from_producer, absorb)
         events = self._fire_due(received)
         self._reclaim()
         return events
 
     def _absorb(
-        self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True
+        self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True,
+        absorb: bool = True,
     ) -> None:
         """Encode a batch, absorb its timeless triples into the stream's stored
-        graph (one transaction), log all its triples, advance the watermark.
+        graph (one transaction; not with ``absorb=False``), log all its
+        triples, advance the watermark.
 
         Terms are encoded transient: the log chunk holds them, and only the
         terms of absorbed (stored) triples are pinned, so terms that timing
@@ -244,8 +249,9 @@ class StreamEngine:
                 ]
                 ts, s, p, o = (np.array(c, dtype=np.int64) for c in zip(*flat, strict=True))
                 timeless = ~state.is_timing(p)
-                txn.create(state.graph_id)
-                if timeless.any():
+                if absorb:
+                    txn.create(state.graph_id)
+                if absorb and timeless.any():
                     terms.pin(np.concatenate([s[timeless], p[timeless], o[timeless]]))
                     txn.append(state.graph_id, s[timeless], p[timeless], o[timeless], ts[timeless],
                                state.number)

@@ -16,6 +16,7 @@ from engine.cluster.coordinator_log import CoordinatorLog
 from engine.cluster.shard_calls import LocalShardCalls
 from engine.cluster.sharded_store import ShardedQuadStore
 from engine.durability import DataDirectory
+from engine.rdf import format_term
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.stream import StreamDefinition, StreamEngine
 from tests.cluster.local_cluster import SHARDS, shard_server
@@ -32,6 +33,9 @@ EX = "http://example.org/cluster/"
 GPS = (f"REGISTER QUERY gps AS SELECT ?user (COUNT(*) AS ?n) "
        f"FROM STREAM <{STREAMS['gpsstream'].iri.value}> [RANGE 1s STEP 100ms] "
        "WHERE { ?user <http://www.ins.cwi.nl/sib/vocabulary/gps_latitude> ?lat } GROUP BY ?user")
+
+
+POSTS = STREAMS["poststream"].iri.value
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +81,11 @@ def _coordinator(directory: Path, servers: list) -> DataDirectory:
 
 def test_streams_and_queries_outlive_their_coordinator(lsbench, tmp_path):
     path, batches = lsbench
+    # a post streamed after the stream checkpoint, deleted before the coordinator dies
+    after = next(n for n, (name, items) in enumerate(batches)
+                 if n > CHECKPOINT_AT and name == "poststream" and len(items) > 1)
+    post = batches[after][1][0][1][0]
+    deleted = " ".join(format_term(term) for term in post)
     reference_store = Store()
     reference_store.load(path)
     reference = StreamEngine(reference_store, retain_events=10_000)
@@ -91,18 +100,22 @@ def test_streams_and_queries_outlive_their_coordinator(lsbench, tmp_path):
     _declare_and_register(data.engine)
     for n, (name, items) in enumerate(batches[:FIRST_DEATH]):
         data.engine.ingest(name, items)
+        if n == after + 1:  # an acknowledged delete of a streamed triple
+            data.store.update(f"DELETE DATA {{ GRAPH <{POSTS}> {{ {deleted} }} }}")
         if n == CHECKPOINT_AT:
             data.checkpoint()
     # the coordinator dies (nothing closed); a new one takes over the same shards
     data = _coordinator(tmp_path, servers)
     assert data.recovery.checkpoint_lsn > 0 and data.recovery.batches_carried > 0
     assert _names(data.engine) == sorted(expected)
+    assert not data.store.query(f"ASK {{ GRAPH <{POSTS}> {{ {deleted} }} }}").boolean
     for name, items in batches[FIRST_DEATH:SECOND_DEATH]:
         data.engine.ingest(name, items)
     # now every process dies: new shard servers recover from their directories too
     servers = [shard_server(tmp_path, k) for k in range(SHARDS)]
     data = _coordinator(tmp_path, servers)
     assert data.recovery.records_replayed > 0
+    assert not data.store.query(f"ASK {{ GRAPH <{POSTS}> {{ {deleted} }} }}").boolean
     _finish(data.engine, batches[SECOND_DEATH:])
     got = _events(data.engine)
     for name in expected:

@@ -52,6 +52,29 @@ def test_acknowledged_writes_survive_a_crash_with_and_without_a_checkpoint(tmp_p
     assert IRI(f"{EX}empty") in again.store.named_graphs()
 
 
+def test_a_streamed_triple_deleted_before_a_checkpoint_stays_deleted(tmp_path):
+    """The batch that brought it is carried over the checkpoint (a pending
+    window still reads it) and replayed at recovery for that window only."""
+    data = DataDirectory.open(tmp_path, checkpoint_mb=1000)
+    data.engine.declare_stream(StreamDefinition("s", STREAM))
+    queue = data.engine.register(COUNTS).subscribe()
+    triple = (IRI(f"{EX}x"), IRI(f"{EX}v"), Literal("gone"))
+    data.engine.ingest("s", [(500, [triple]), (1000, [])])
+    data.store.update(f'DELETE DATA {{ GRAPH <{STREAM.value}> {{ <{EX}x> <{EX}v> "gone" }} }}')
+    data.checkpoint()
+    data.engine.heartbeat("s", 2000)
+    before = contents(data.store)
+    windows = [[tuple(map(str, r)) for r in e.rows] for e in queue.drain()]
+    assert not any('"gone"' in row for row in before)
+    # crash: the object is dropped, never closed
+    again = DataDirectory.open(tmp_path)
+    assert again.recovery.batches_carried > 0
+    assert contents(again.store) == before
+    # the window still saw the triple, as it did before the crash
+    replayed = [[tuple(map(str, r)) for r in e.rows] for e in again.engine.subscribe("counts", 0).replay]
+    assert replayed == windows == [[('"gone"', '"1"^^<http://www.w3.org/2001/XMLSchema#integer>')]] * 2
+
+
 def test_a_torn_last_record_is_dropped_and_the_rest_recovered(tmp_path):
     data = DataDirectory.open(tmp_path)
     data.store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 1 }}")
