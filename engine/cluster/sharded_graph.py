@@ -150,6 +150,14 @@ class ShardedGraph(ShardSteps):
             self._length = self.count(None, None, None)
         return self._length
 
+    @property
+    def unchanged_since(self) -> tuple:
+        """Equal for two of these graphs with the same triples: the same graph
+        at the same last change (and as of the same closes). The coordinator
+        makes them anew at every commit, so identity says nothing."""
+        cutoffs = tuple(sorted(self.cutoffs.items())) if self.cutoffs else ()
+        return self.graph_id, self._changed_at, cutoffs
+
     def as_of(self, cutoffs: dict[int, int]) -> ShardedGraph:
         """The graph as a window closing at ``cutoffs[stream]`` reads it: a
         graph no stream appends to is the same at every close (and keeps its

@@ -25,7 +25,7 @@ import numpy as np
 
 from engine.cluster.shard_calls import broadcast
 from engine.cluster.sharded_window_graph import PredicateStats, ShardedWindowGraph, StreamSpan
-from engine.store import Graph
+from engine.store import Graph, TimedTriples
 from engine.stream.transient import WindowContent
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class ShardedStreamLog:
     """Stream ``stream``'s log for the stream engine
     (:class:`~engine.stream.transient.StreamLog`), its rows on the shards of ``store``."""
 
-    #: the rows are on the shards: incremental evaluation, which reads them here, is off
+    #: the rows are on the shards
     in_process = False
 
     def __init__(self, store: ShardedQuadStore, stream: int) -> None:
@@ -95,6 +95,15 @@ class ShardedStreamLog:
         batches it covers (none when it covers none)."""
         batches = tuple(b for b in self.chunks if b.max_ts >= start and b.min_ts < end)
         return [StreamSpan(self.stream, start, end, tuple(b.stats for b in batches))] if batches else []
+
+    def local_window(self, start: int, end: int) -> list[TimedTriples]:
+        """The rows of ``[start, end)`` copied here from the shards, as one
+        indexed part (the few rows a window step adds or drops, which an
+        incremental evaluation starts from)."""
+        content = self.time_range(start, end)
+        if not len(content):
+            return []
+        return [TimedTriples(content.ts, content.s, content.p, content.o, maybe_repeats=True)]
 
     def window_graph(self, windows: Sequence[Sequence[StreamSpan]], stored: Sequence[Graph]) -> Graph:
         return ShardedWindowGraph(self.store, windows, stored)

@@ -223,26 +223,34 @@ class IncrementalWindows:
         result of the window closing at ``close``; None when that cannot be
         computed exactly (or is measured to cost more than a full evaluation),
         and the window must be evaluated in full."""
-        if self._close != close - self.step_ms or len(stored) != len(self._stored) or any(
-            a is not b for a, b in zip(stored, self._stored, strict=True)
+        if self._close != close - self.step_ms or len(stored) != len(self._stored) or not all(
+            _same_graph(a, b) for a, b in zip(stored, self._stored, strict=True)
         ):
             return None
         if not (self.always or self.costs.prefers_delta()):
             return None
         start = close - self.range_ms
-        entering = [s.log.window(close - self.step_ms, close) for s in streams]
-        kept = [s.log.window(start, close - self.step_ms) for s in streams]
-        leaving = [s.log.window(start - self.step_ms, start) for s in streams]
+        logs = [s.log for s in streams]
+        window_graph = logs[0].window_graph
+        # in this process the FROM graphs are merged once; a cluster's window graphs
+        # merge their shares of the FROM graphs on each shard
+        from_graphs = ((beside,) if beside is not None else ()) if logs[0].in_process else stored
+        entering = _Change([log.window(close - self.step_ms, close) for log in logs],
+                           [log.local_window(close - self.step_ms, close) for log in logs])
+        leaving = _Change([log.window(start - self.step_ms, start) for log in logs],
+                          [log.local_window(start - self.step_ms, start) for log in logs])
+        kept = [log.window(start, close - self.step_ms) for log in logs]
         if self.shape.patterns[0][1] == MERGED:  # C-SPARQL: one graph, windows and FROM graphs
-            incoming = {MERGED: _versions(entering, kept, beside)}
-            outgoing = {MERGED: _versions(leaving, kept, beside)}
+            incoming = {MERGED: _versions(entering, kept, from_graphs, window_graph)}
+            outgoing = {MERGED: _versions(leaving, kept, from_graphs, window_graph)}
         else:  # RSP-QL: each window a graph of its own, beside the unchanging stored graph
             same = _Versions(None, beside, beside)
             incoming, outgoing = {STORED: same}, {STORED: same}
             for k in {source for _, source in self.shape.patterns if source != STORED}:
-                incoming[k] = _versions([entering[k]], [kept[k]], None)
-                outgoing[k] = _versions([leaving[k]], [kept[k]], None)
-        executor = Executor(terms, QueryDataset(beside or WindowGraph(kept), {}), EvalContext(base=base))
+                incoming[k] = _versions(entering.of(k), [kept[k]], (), window_graph)
+                outgoing[k] = _versions(leaving.of(k), [kept[k]], (), window_graph)
+        default = beside if beside is not None and len(beside) else window_graph(kept, ())
+        executor = Executor(terms, QueryDataset(default, {}), EvalContext(base=base))
         added = self._delta(executor, incoming, terms)
         removed = self._delta(executor, outgoing, terms)
         self._close = close
@@ -287,13 +295,37 @@ class _Versions:
     after: Graph
 
 
-def _versions(changed: Parts, kept: Parts, beside: Graph | None) -> _Versions:
-    """The versions of the window graph over ``kept`` (and ``beside``) when the
-    rows of ``changed`` enter or leave it; the changed rows that are in the
-    graph anyway are no change (a repeated triple, one stored as well)."""
-    before = WindowGraph(kept, beside=beside)
-    return _Versions(WindowGraph(_outside(changed, before)), before,
-                     WindowGraph(_joined(kept, changed), beside=beside))
+@dataclass(frozen=True)
+class _Change:
+    """The rows entering (or leaving) the window, per stream: as the log's
+    parts (what a window graph reads) and as parts in this process (the few
+    rows the delta explorations start from; copied from a cluster's shards)."""
+
+    parts: list
+    rows: Parts
+
+    def of(self, k: int) -> _Change:
+        """The change of the query's window ``k`` alone."""
+        return _Change([self.parts[k]], [self.rows[k]])
+
+
+def _versions(change: _Change, kept: list, from_graphs: tuple[Graph, ...], window_graph) -> _Versions:
+    """The versions of the window graph over ``kept`` (beside ``from_graphs``)
+    when the rows of ``change`` enter or leave it; the changed rows that are
+    in the graph anyway are no change (a repeated triple, one stored as well)."""
+    before = window_graph(kept, from_graphs)
+    return _Versions(WindowGraph(_outside(change.rows, before)), before,
+                     window_graph(_joined(kept, change.parts), from_graphs))
+
+
+def _same_graph(a: Graph, b: Graph) -> bool:
+    """Whether two stored graphs hold the same triples: the same object, or
+    (a cluster's graphs, made anew at every commit) the same graph unchanged
+    since (its ``unchanged_since`` key)."""
+    if a is b:
+        return True
+    key = getattr(a, "unchanged_since", None)
+    return key is not None and key == getattr(b, "unchanged_since", None)
 
 
 def _may_match(graph: WindowGraph, pattern: A.TriplePattern, terms: QueryTerms) -> bool:
@@ -304,7 +336,7 @@ def _may_match(graph: WindowGraph, pattern: A.TriplePattern, terms: QueryTerms) 
     return graph.count(*constants) > 0
 
 
-def _outside(parts: Parts, graph: WindowGraph) -> Parts:
+def _outside(parts: Parts, graph: Graph) -> Parts:
     """The rows of ``parts`` that are not triples of ``graph``: a triple that
     enters (or leaves) the window while it occurs elsewhere in it, or in a
     stored graph, changes nothing, and must not count as a change."""
@@ -325,6 +357,6 @@ def _outside(parts: Parts, graph: WindowGraph) -> Parts:
     return kept
 
 
-def _joined(first: Parts, second: Parts) -> Parts:
+def _joined(first: list, second: list) -> list:
     """Per stream, the parts of ``first`` then those of ``second``."""
     return [a + b for a, b in zip(first, second, strict=True)]

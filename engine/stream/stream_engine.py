@@ -305,10 +305,7 @@ class StreamEngine:
         """Register a query :meth:`_check_streams` has accepted."""
         with self._lock:
             streams = [self._stream_by_iri(window.stream) for window in spec.windows]
-            # incremental evaluation reads the changed rows directly: not where a
-            # log's rows live on a cluster's shards
-            incremental = self.incremental if all(s.log.in_process for s in streams) else "never"
-            running = RunningQuery(spec, streams, self.retain_events, incremental)
+            running = RunningQuery(spec, streams, self.retain_events, self.incremental)
             if running.shape is not None:
                 running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))
             self.queries[spec.name] = running

@@ -111,7 +111,7 @@ class StreamLog(Protocol):
 
     #: triples ever appended (the next arrival number)
     total: int
-    #: whether windows read the rows in this process (incremental evaluation needs them here)
+    #: whether windows read the rows in this process (or elsewhere, on a cluster's shards)
     in_process: bool
 
     def append(self, ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, index: bool = True,
@@ -119,6 +119,7 @@ class StreamLog(Protocol):
     def __len__(self) -> int: ...
     def first_ts(self) -> int | None: ...
     def window(self, start: int, end: int) -> list: ...
+    def local_window(self, start: int, end: int) -> list: ...
     def window_graph(self, windows: Sequence[Sequence], stored: Sequence[Graph]) -> Graph: ...
     def time_range(self, start: int, end: int) -> WindowContent: ...
     def sequence_range(self, start: int, end: int) -> WindowContent: ...
@@ -207,6 +208,10 @@ class TransientLog:
                 break
             parts.append(batch.between(start, end))
         return parts
+
+    def local_window(self, start: int, end: int) -> list[TimedTriples | TimeSlice]:
+        """:meth:`window`: its parts are in this process already."""
+        return self.window(start, end)
 
     @staticmethod
     def window_graph(windows: Sequence[Sequence[TimedTriples | TimeSlice]], stored: Sequence[Graph]) -> Graph:
