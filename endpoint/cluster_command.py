@@ -47,6 +47,7 @@ class Cluster:
 
     def close(self) -> None:
         self.data.close()
+        self.store.quad_store.coordinator_log.close()
         if self.owns_shards:
             self.calls.stop()
 

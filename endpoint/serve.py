@@ -230,12 +230,12 @@ def run(args: argparse.Namespace) -> int:
     if args.cluster:
         from endpoint.cluster_command import open_cluster
 
-        cluster = open_cluster(args)
+        cluster = _refusing_a_directory_in_use(open_cluster, args)
         store, directory, streams = cluster.store, None, cluster.streams
     elif args.data_dir:
         if args.store or args.processes > 1:
             raise SystemExit("rivulet serve: --data-dir cannot be combined with --store or --processes")
-        data = open_data_directory(args)
+        data = _refusing_a_directory_in_use(open_data_directory, args)
         store, directory, streams = data.store, None, data.engine
     else:
         if args.catalog:
@@ -271,6 +271,17 @@ def run(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.close()
     return 0
+
+
+def _refusing_a_directory_in_use(open_directory, args: argparse.Namespace):
+    """``open_directory(args)``; another server using the directory is a clear
+    refusal (exit status 1 and why), not a traceback."""
+    from engine.durability import DirectoryInUse
+
+    try:
+        return open_directory(args)
+    except DirectoryInUse as exc:
+        raise SystemExit(f"rivulet serve: {exc}") from None
 
 
 def open_data_directory(args: argparse.Namespace):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.cluster.shard_ops import Op, op_ids
+from engine.durability.directory_lock import DirectoryLock
 from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
 from engine.rdf import format_term, parse_term
 
@@ -57,16 +58,22 @@ class CoordinatorLog:
         self.base_terms = base_terms
         self.compact_bytes = compact_bytes
         directory.mkdir(parents=True, exist_ok=True)
+        #: one coordinator writes this log (a second one is refused)
+        self.lock = DirectoryLock(directory)
         self._spelled: set[int] = set()
-        #: what the compacted commits changed (the state before the first record)
-        self.compacted = self._read_compacted()
-        self.version = self.compacted.version
-        for version, spelled, _ in self.records():
-            for term_id, spelling in spelled:
-                terms.restore(term_id, parse_term(spelling))
-                self._spelled.add(term_id)
-            self.version = version
-        self.wal = WriteAheadLog(directory, self.version + 1, sync)
+        try:
+            #: what the compacted commits changed (the state before the first record)
+            self.compacted = self._read_compacted()
+            self.version = self.compacted.version
+            for version, spelled, _ in self.records():
+                for term_id, spelling in spelled:
+                    terms.restore(term_id, parse_term(spelling))
+                    self._spelled.add(term_id)
+                self.version = version
+            self.wal = WriteAheadLog(directory, self.version + 1, sync)
+        except BaseException:
+            self.lock.release()
+            raise
 
     def _read_compacted(self) -> Changes:
         path = self.directory / COMPACTED
@@ -142,6 +149,7 @@ class CoordinatorLog:
 
     def close(self) -> None:
         self.wal.close()
+        self.lock.release()
 
 
 __all__ = ["CoordinatorLog"]

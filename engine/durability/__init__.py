@@ -4,6 +4,7 @@
 - :mod:`~engine.durability.records`: what each record holds and how it is applied again.
 - :mod:`~engine.durability.checkpoint`: a store snapshot written as a compact store directory.
 - :mod:`~engine.durability.data_directory`: recovery at start, journaling, checkpoints.
+- :mod:`~engine.durability.directory_lock`: one process at a time in a directory with a log.
 
 This layer sits above the store, the stream engine and the catalog: they
 know only the journal protocols they call (``engine.store.Journal``,
@@ -11,5 +12,6 @@ know only the journal protocols they call (``engine.store.Journal``,
 """
 
 from engine.durability.data_directory import DataDirectory, Recovery
+from engine.durability.directory_lock import DirectoryInUse
 
-__all__ = ["DataDirectory", "Recovery"]
+__all__ = ["DataDirectory", "DirectoryInUse", "Recovery"]

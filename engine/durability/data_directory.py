@@ -53,6 +53,7 @@ from engine.api import Store
 from engine.catalog import Catalog
 from engine.durability import records
 from engine.durability.checkpoint import write_checkpoint
+from engine.durability.directory_lock import DirectoryLock
 from engine.durability.wal import WriteAheadLog, frame, fsync_directory, read_segment
 from engine.rdf import format_term, parse_term
 from engine.store import Change
@@ -88,6 +89,8 @@ class DataDirectory:
         self.wal = wal
         self.checkpoint_bytes = checkpoint_bytes
         self.recovery: Recovery | None = None
+        #: this process's hold on the directory (see :mod:`~engine.durability.directory_lock`)
+        self.lock: DirectoryLock | None = None
         #: wall-clock time the newest checkpoint was recorded (None before the first)
         self.checkpointed_at: float | None = None
         self._checkpoint_lock = threading.Lock()
@@ -105,6 +108,18 @@ class DataDirectory:
         (a cluster's); this directory then keeps its streams and queries only."""
         started = time.monotonic()
         path.mkdir(parents=True, exist_ok=True)
+        lock = DirectoryLock(path)
+        try:
+            return cls._recover_locked(path, lock, started, catalog_url, sync, checkpoint_mb, initial_files,
+                                       engine_options, store)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _recover_locked(cls, path: Path, lock: DirectoryLock, started: float, catalog_url: str | None,
+                        sync: bool, checkpoint_mb: float, initial_files: list[Path] | None,
+                        engine_options: dict | None, store: Store | None) -> DataDirectory:
         (path / "checkpoints").mkdir(exist_ok=True)
         catalog = Catalog(catalog_url) if catalog_url else Catalog.for_directory(path)
         last = catalog.last_checkpoint()
@@ -130,6 +145,7 @@ class DataDirectory:
                                                keeps_store)
         wal = WriteAheadLog(path / "wal", max(last_lsn, checkpoint_lsn) + 1, sync)
         data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20), keeps_store)
+        data.lock = lock
         data.checkpointed_at = last.created_at if last is not None else None
         if keeps_store:
             store.quad_store.journal = data
@@ -283,6 +299,8 @@ class DataDirectory:
         self.engine.journal = None
         self.wal.close()
         self.catalog.close()
+        if self.lock is not None:
+            self.lock.release()
 
 
 # ---------------------------------------------------------------- recovery

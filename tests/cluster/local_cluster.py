@@ -25,6 +25,12 @@ def shard_server(directory: Path, shard: int, shards: int = SHARDS) -> ShardServ
     return ShardServer(shard, shards, str(directory), None, sync=False, region_host=None)
 
 
+def coordinator_died(store: Store) -> None:
+    """What a coordinator's killed process leaves: its files, and no lock on
+    its log's directory (the kernel releases it); nothing closed or flushed."""
+    store.quad_store.coordinator_log.lock.release()
+
+
 def local_cluster_store(directory: Path, shards: int = SHARDS) -> tuple[Store, LocalShardCalls]:
     """A store over ``shards`` in-process shard servers kept in ``directory``."""
     calls = LocalShardCalls([shard_server(directory, k, shards) for k in range(shards)])

@@ -19,7 +19,7 @@ from engine.durability import DataDirectory
 from engine.rdf import format_term
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.stream import StreamDefinition, StreamEngine
-from tests.cluster.local_cluster import SHARDS, shard_server
+from tests.cluster.local_cluster import SHARDS, coordinator_died, shard_server
 from tests.cluster.lsbench_streams import stored_nquads, stream_batches
 
 RATES = {"poststream": 40, "postlikestream": 100, "photostream": 20, "photolikestream": 50, "gpsstream": 60}
@@ -70,6 +70,12 @@ def _finish(engine: StreamEngine, batches: list) -> None:
         engine.heartbeat(name, final)
 
 
+def _died(data: DataDirectory) -> None:
+    """The coordinator's process is killed: its files stay, its locks go."""
+    data.lock.release()
+    coordinator_died(data.store)
+
+
 def _coordinator(directory: Path, servers: list) -> DataDirectory:
     """A coordinator (store and stream engine) over ``servers``, recovered from ``directory``."""
     terms = CompactTermDictionary()
@@ -105,6 +111,7 @@ def test_streams_and_queries_outlive_their_coordinator(lsbench, tmp_path):
         if n == CHECKPOINT_AT:
             data.checkpoint()
     # the coordinator dies (nothing closed); a new one takes over the same shards
+    _died(data)
     data = _coordinator(tmp_path, servers)
     assert data.recovery.checkpoint_lsn > 0 and data.recovery.batches_carried > 0
     assert _names(data.engine) == sorted(expected)
@@ -112,6 +119,7 @@ def test_streams_and_queries_outlive_their_coordinator(lsbench, tmp_path):
     for name, items in batches[FIRST_DEATH:SECOND_DEATH]:
         data.engine.ingest(name, items)
     # now every process dies: new shard servers recover from their directories too
+    _died(data)
     servers = [shard_server(tmp_path, k) for k in range(SHARDS)]
     data = _coordinator(tmp_path, servers)
     assert data.recovery.records_replayed > 0

@@ -20,6 +20,7 @@ from engine.cluster.coordinator import open_cluster_store
 from engine.cluster.ray_shards import RayShardCalls, start_shards
 from engine.loader.local_load import build_store_directory
 from engine.stream import StreamDefinition, StreamEngine
+from tests.cluster.local_cluster import coordinator_died
 from tests.cluster.lsbench_streams import stored_nquads, stream_batches
 
 STORED_TRIPLES = 3_000
@@ -109,6 +110,7 @@ def test_windows_equal_one_nodes_through_a_shard_kill(ray_runtime, stored, tmp_p
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
+        coordinator_died(store)  # and the coordinator's: a new one opens the logs
         reopened = open_cluster_store(calls, data_dir, three, sync=True, transport="ray")
         assert _contents(reopened) == _contents(reference_store)
     finally:

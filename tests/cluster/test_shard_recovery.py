@@ -17,23 +17,33 @@ from engine.cluster.shard_ops import Op, split_ops
 from engine.cluster.shard_server import ShardServer
 from engine.cluster.shard_state import KEEP_VERSIONS, SnapshotGone
 from engine.cluster.sharded_store import ShardedQuadStore
+from engine.durability import DirectoryInUse
 from engine.rdf import IRI, Literal, MemoryTermDictionary
 from engine.store import StoreUnavailable
 from engine.store.compact_dictionary import CompactTermDictionary
+from tests.cluster.local_cluster import coordinator_died
 
 EX = "http://example.org/"
 SHARDS = 3
 
 
+#: the coordinator each test directory has now (the next one opened stands for its restart)
+_running: dict[Path, Store] = {}
+
+
 def open_store(directory: Path, servers: list[ShardServer] | None = None,
                compact_bytes: int = 64 << 20) -> tuple[Store, list[ShardServer]]:
     """A coordinator over shard servers recovered from ``directory`` (new
-    server objects: as after every process was killed)."""
+    server objects: as after every process was killed; the coordinator
+    opened before over ``directory`` is killed too)."""
+    if directory in _running:
+        coordinator_died(_running.pop(directory))
     servers = servers or [ShardServer(k, SHARDS, str(directory), None, sync=False, region_host=None)
                           for k in range(SHARDS)]
     terms = CompactTermDictionary()
     log = CoordinatorLog(directory / "coordinator", terms, 0, sync=False, compact_bytes=compact_bytes)
-    return Store(quad_store=ShardedQuadStore(terms, LocalShardCalls(servers), log)), servers
+    store = _running[directory] = Store(quad_store=ShardedQuadStore(terms, LocalShardCalls(servers), log))
+    return store, servers
 
 
 def contents(store: Store) -> set[tuple]:
@@ -143,3 +153,12 @@ def test_the_coordinators_log_keeps_only_what_shards_have_not_checkpointed(tmp_p
     assert reopened.quad_store._changed_at == changed
     reopened.update(f'INSERT DATA {{ <{EX}e> <{EX}p> "fifth" }}')
     assert len(contents(open_store(tmp_path)[0])) == 6
+
+
+def test_one_coordinator_at_a_time_writes_the_log(tmp_path):
+    store, _ = open_store(tmp_path)
+    with pytest.raises(DirectoryInUse):
+        CoordinatorLog(tmp_path / "coordinator", CompactTermDictionary(), 0, sync=False)
+    store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 1 }}")  # the first one goes on
+    store.quad_store.coordinator_log.close()
+    CoordinatorLog(tmp_path / "coordinator", CompactTermDictionary(), 0, sync=False).close()

@@ -1,19 +1,21 @@
 """Recovery of a data directory, in process: what was acknowledged comes back,
 streams and queries resume exactly where they stopped, a torn record is dropped.
 
-A "crash" here is dropping a DataDirectory without closing it: everything it
-acknowledged was written to the log with os.write, as in a killed process.
+A "crash" here is dropping a DataDirectory without closing it (:func:`crash`):
+everything it acknowledged was written to the log with os.write, and its
+lock on the directory is gone, as in a killed process.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 import pytest
 
 from engine.api import Store
-from engine.durability import DataDirectory
+from engine.durability import DataDirectory, DirectoryInUse
 from engine.rdf import IRI, Literal
 from engine.stream import StreamDefinition, StreamEngine
 
@@ -23,6 +25,12 @@ COUNTS = (f"REGISTER QUERY counts AS SELECT ?v (COUNT(*) AS ?n) FROM STREAM <{ST
           f"[RANGE 3s STEP 1s] WHERE {{ ?x <{EX}v> ?v }} GROUP BY ?v")
 NEW = (f"REGISTER ISTREAM fresh AS SELECT ?x FROM NAMED WINDOW <{EX}w> ON <{STREAM.value}> "
        f"[RANGE PT2S STEP PT1S] WHERE {{ WINDOW <{EX}w> {{ ?x <{EX}v> ?v }} }}")
+
+
+def crash(data: DataDirectory) -> None:
+    """What a killed process leaves of ``data``: what it wrote, and no lock on
+    the directory (the kernel releases it); nothing is closed or flushed."""
+    data.lock.release()
 
 
 def contents(store: Store) -> set[tuple]:
@@ -36,7 +44,7 @@ def test_acknowledged_writes_survive_a_crash_with_and_without_a_checkpoint(tmp_p
     data.store.replace_graph(f"{EX}h", [(IRI(f"{EX}c"), IRI(f"{EX}p"), Literal("three"))])
     data.store.update(f"CREATE GRAPH <{EX}empty>")
     before = contents(data.store)
-    # crash: the object is dropped, never closed
+    crash(data)
     reopened = DataDirectory.open(tmp_path)
     assert contents(reopened.store) == before and reopened.recovery.records_replayed == 3
     assert IRI(f"{EX}empty") in reopened.store.named_graphs()
@@ -46,6 +54,7 @@ def test_acknowledged_writes_survive_a_crash_with_and_without_a_checkpoint(tmp_p
     reopened.store.drop_graph(f"{EX}h")
     after = contents(reopened.store)
     assert len(after) == len(before) - 2
+    crash(reopened)
     again = DataDirectory.open(tmp_path)
     assert contents(again.store) == after
     assert again.recovery.checkpoint_lsn > 0 and again.recovery.records_replayed == 2
@@ -66,7 +75,7 @@ def test_a_streamed_triple_deleted_before_a_checkpoint_stays_deleted(tmp_path):
     before = contents(data.store)
     windows = [[tuple(map(str, r)) for r in e.rows] for e in queue.drain()]
     assert not any('"gone"' in row for row in before)
-    # crash: the object is dropped, never closed
+    crash(data)
     again = DataDirectory.open(tmp_path)
     assert again.recovery.batches_carried > 0
     assert contents(again.store) == before
@@ -84,11 +93,13 @@ def test_a_torn_last_record_is_dropped_and_the_rest_recovered(tmp_path):
     data.store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 3 }}")
     torn = segment.read_bytes()[: len(whole) + (len(segment.read_bytes()) - len(whole)) // 2]
     segment.write_bytes(torn)  # the third record half written when the power went
+    crash(data)
     reopened = DataDirectory.open(tmp_path)
     values = {row[0] for row in reopened.store.query(f"SELECT ?o {{ <{EX}a> <{EX}p> ?o }}").rows()}
     assert values == {Literal("1", "http://www.w3.org/2001/XMLSchema#integer"),
                       Literal("2", "http://www.w3.org/2001/XMLSchema#integer")}
     reopened.store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 4 }}")  # the log goes on after the tear
+    crash(reopened)
     assert len(DataDirectory.open(tmp_path).store) == 3
 
 
@@ -135,6 +146,7 @@ def test_queries_resume_at_the_next_window_as_if_the_server_never_stopped(tmp_pa
         if checkpoint_every and n % checkpoint_every == 0:
             data.checkpoint()
         if n % 9 == 0:  # crash, and start again from the directory
+            crash(data)
             data = DataDirectory.open(path, engine_options={"retain_events": 10_000})
     for name in ("counts", "fresh"):
         assert _events(data.engine, name) == expected[name], name
@@ -153,5 +165,15 @@ def test_the_output_stream_of_a_register_stream_query_keeps_its_watermark(tmp_pa
     output = next(state for state in data.engine.streams.values() if state.definition.name != "s")
     assert output.watermark is not None
     data.checkpoint()
+    crash(data)
     reopened = DataDirectory.open(tmp_path)
     assert reopened.engine.streams[output.definition.name].watermark == output.watermark
+
+
+def test_a_second_server_cannot_open_a_directory_in_use(tmp_path):
+    data = DataDirectory.open(tmp_path)
+    with pytest.raises(DirectoryInUse, match=f"pid {os.getpid()}"):
+        DataDirectory.open(tmp_path)
+    data.store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 1 }}")  # the first one goes on
+    data.close()
+    assert len(DataDirectory.open(tmp_path).store) == 1  # closed: the next one may open it
