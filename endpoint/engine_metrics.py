@@ -41,6 +41,7 @@ class EngineCollector(Collector):
         yield from self._queries()
         yield from self._cancellations()
         yield from self._data_directory()
+        yield from self._cluster()
 
     def _store(self) -> Iterator[Metric]:
         snapshot = self.store.quad_store.snapshot()
@@ -118,6 +119,42 @@ class EngineCollector(Collector):
         if directory.checkpointed_at is not None:
             yield GaugeMetricFamily("rivulet_data_checkpoint_age_seconds", "Seconds since the newest "
                                     "checkpoint was recorded", value=time.time() - directory.checkpointed_at)
+
+
+    def _cluster(self) -> Iterator[Metric]:
+        """A store on a cluster's shards reports its shards, commits and calls."""
+        figures = getattr(self.store.quad_store, "figures", None)
+        if figures is None:
+            return
+        report = figures()
+        yield GaugeMetricFamily("rivulet_cluster_shards", "Shards the store is partitioned into",
+                                value=report["shards"])
+        yield GaugeMetricFamily("rivulet_cluster_version", "The commit every shard has applied (the "
+                                "snapshot queries read)", value=report["version"])
+        yield CounterMetricFamily("rivulet_cluster_commits", "Commits published since start (a write, or "
+                                  "a stream batch)", value=report["commits"])
+        yield CounterMetricFamily("rivulet_cluster_commit_seconds", "Seconds commits took: logged at the "
+                                  "coordinator, applied and logged by every shard",
+                                  value=report["commit_seconds"])
+        yield GaugeMetricFamily("rivulet_cluster_log_compacted_version", "The last commit the "
+                                "coordinator's log no longer keeps (every shard checkpointed past it)",
+                                value=report["log_compacted_version"])
+        yield GaugeMetricFamily("rivulet_cluster_writes_stuck", "1 when writes are refused until the "
+                                "coordinator restarts (a logged commit did not reach every shard)",
+                                value=int(report["writes_stuck"]))
+        calls = CounterMetricFamily("rivulet_cluster_shard_calls", "Calls to shards by kind (read: query "
+                                    "steps; write: commits, reports) and path (tcp: the step transport; "
+                                    "ray: actor calls)", labels=["kind", "path"])
+        for kind in ("read", "write"):
+            for path in ("tcp", "ray"):
+                calls.add_metric([kind, path], report["calls"].get((kind, path), 0))
+        yield calls
+        yield CounterMetricFamily("rivulet_cluster_in_place_steps", "Query steps that read the shards' "
+                                  "arrays in place instead of calling them", value=report["in_place_steps"])
+        info = GaugeMetricFamily("rivulet_cluster_transport", "The transports in use (value 1)",
+                                 labels=["in_place", "fork_join"])
+        info.add_metric([report["in_place_transport"] or "none", report["fork_join_transport"]], 1)
+        yield info
 
 
 def _add_histogram(family: HistogramMetricFamily, name: str, histogram: SecondsHistogram) -> None:

@@ -43,7 +43,7 @@ def open_cluster_store(calls: ShardCalls, data_dir: Path, store_dir: Path | None
     calls = _steps_over_tcp(calls, infos, transport)
     in_place = _in_place_reads(calls, infos, transport)
     quad_store = ShardedQuadStore(terms, calls, coordinator_log, in_place)
-    fork_join = "over TCP" if isinstance(calls, StepCalls) else "through Ray"
+    fork_join = "over TCP" if calls.reads_over == "tcp" else "through Ray"
     log.info("cluster store: %d shards at version %d; steps fork-join %s%s", calls.shards,
              quad_store.snapshot().version, fork_join,
              f", or in place over {in_place.reader.name}" if in_place is not None else "")
@@ -63,14 +63,12 @@ def _reports_when_up(calls: ShardCalls, patience: float = STARTUP_PATIENCE) -> l
             time.sleep(0.5)
 
 
-def _steps_over_tcp(calls: ShardCalls, infos: list[dict], transport: str) -> ShardCalls:
+def _steps_over_tcp(calls: ShardCalls, infos: list[dict], transport: str) -> StepCalls:
     """``calls`` with read steps sent over TCP, unless the transport is "ray"
     (or a shard serves no steps)."""
-    if transport == "ray":
-        return calls
-    addresses = step_addresses(infos)
+    addresses = step_addresses(infos) if transport != "ray" else None
     if addresses is None:
-        return calls
+        return StepCalls(calls)
     from engine.cluster.transport.tcp_steps import TcpStepCaller
 
     return StepCalls(calls, TcpStepCaller(addresses), lambda: step_addresses(calls.info()) or {})

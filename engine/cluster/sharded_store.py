@@ -167,6 +167,9 @@ class ShardedQuadStore(QuadStore):
         self._statistics = StatisticsCache()
         #: why writes are refused: a logged commit that some shard never took
         self._stuck: str | None = None
+        #: commits published since start, and the seconds they took (logging, every shard applying)
+        self.commits = 0
+        self.commit_seconds = 0.0
         self._snapshot = self._snapshot_at(self._start_version())
 
     # ------------------------------------------------------------ start-up
@@ -235,6 +238,7 @@ class ShardedQuadStore(QuadStore):
         try:
             if not txn.ops:
                 return self._snapshot
+            started = time.perf_counter()
             version = self._snapshot.version + 1
             if self.coordinator_log is not None:
                 self.coordinator_log.log(version, [op for op in txn.ops if op.kind not in STREAM_KINDS])
@@ -250,6 +254,8 @@ class ShardedQuadStore(QuadStore):
                 log.error("%s", self._stuck)
                 raise
             self._snapshot = self._snapshot_at(version, sizes)
+            self.commits += 1
+            self.commit_seconds += time.perf_counter() - started
             if any(op.kind == "reset_streams" for op in txn.ops):
                 self.stale_stream_logs = False
             if self.coordinator_log is not None and self.coordinator_log.wants_compaction():
@@ -258,6 +264,24 @@ class ShardedQuadStore(QuadStore):
         finally:
             self._writer = None
             self._write_lock.release()
+
+    def figures(self) -> dict:
+        """What an operator watches (``/metrics``), from memory: shards,
+        version, commits, the coordinator log's compaction, the shard calls
+        made by kind and path, and the steps read in place."""
+        calls = getattr(self.calls, "counts", {})
+        return {
+            "shards": self.calls.shards,
+            "version": self._snapshot.version,
+            "commits": self.commits,
+            "commit_seconds": self.commit_seconds,
+            "log_compacted_version": self.coordinator_log.compacted.version if self.coordinator_log else 0,
+            "calls": dict(calls),
+            "in_place_steps": self.in_place.steps["in_place"] if self.in_place is not None else 0,
+            "in_place_transport": self.in_place.reader.name if self.in_place is not None else None,
+            "fork_join_transport": getattr(self.calls, "reads_over", "ray"),
+            "writes_stuck": self._stuck is not None,
+        }
 
     def _compact_log(self) -> None:
         """Drop the logged commits every shard has checkpointed past (asked

@@ -13,6 +13,7 @@ partial answer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -23,23 +24,34 @@ from engine.cluster.transport.tcp_steps import StepFailed, TcpStepCaller
 
 class StepCalls:
     """:class:`~engine.cluster.shard_calls.ShardCalls` over ``calls`` (Ray),
-    with the read steps sent through ``caller``; ``locate()`` gives each
-    shard's step address now (after a restart)."""
+    with the read steps sent through ``caller`` (None: through ``calls`` as
+    well); ``locate()`` gives each shard's step address now (after a
+    restart). It counts the calls it makes, by kind and path (``/metrics``)."""
 
-    def __init__(self, calls: ShardCalls, caller: TcpStepCaller,
-                 locate: Callable[[], dict[int, tuple[str, int]]]) -> None:
+    def __init__(self, calls: ShardCalls, caller: TcpStepCaller | None = None,
+                 locate: Callable[[], dict[int, tuple[str, int]]] | None = None) -> None:
         self.calls = calls
         self.shards = calls.shards
         self.caller = caller
         self.locate = locate
+        #: shard calls made since start, by (kind "read" or "write", path "tcp" or "ray")
+        self.counts: Counter[tuple[str, str]] = Counter()
+
+    @property
+    def reads_over(self) -> str:
+        """How read steps travel: "tcp" or "ray"."""
+        return "ray" if self.caller is None else "tcp"
 
     def fork(self, calls: dict[int, tuple[str, tuple]]) -> dict[int, Any]:
-        if not calls or any(method not in READ_STEPS for method, _ in calls.values()):
+        reads = bool(calls) and all(method in READ_STEPS for method, _ in calls.values())
+        if not reads or self.caller is None:
+            self.counts["read" if reads else "write", "ray"] += len(calls)
             return self.calls.fork(calls)
+        self.counts["read", "tcp"] += len(calls)
         try:
             return self._call(calls)
         except ConnectionError:
-            for shard, address in self.locate().items():
+            for shard, address in (self.locate() if self.locate is not None else {}).items():
                 self.caller.update_address(shard, address)
             try:
                 return self._call(calls)

@@ -29,6 +29,11 @@ def post_readings(url: str, readings: list[tuple[int, str | None]]) -> dict:
     return answer.json()
 
 
+def sample(metrics: str, name: str) -> float:
+    """The value of the sample ``name`` (with its labels) in a /metrics page."""
+    return next(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines() if line.startswith(name + " "))
+
+
 def names(url: str) -> list[str]:
     answer = httpx.get(f"{url}/sparql", params={"query": SELECT},
                        headers={"Accept": "application/sparql-results+json"}, timeout=60)
@@ -70,6 +75,12 @@ def test_cluster_up_serves_sharded_data_and_keeps_writes_across_restarts(tmp_pat
         fired = post_readings(again.url, [(2500, "16"), (3000, None)])
         assert fired["windows_fired"] == 1  # [2000, 3000), the second window
         assert httpx.get(f"{again.url}/queries/levels", timeout=60).json()["windows_reported"] == 2
+        metrics = httpx.get(f"{again.url}/metrics", timeout=60).text
+        assert "rivulet_cluster_shards 3.0" in metrics
+        assert 'rivulet_cluster_transport{fork_join="tcp",in_place="tcp"} 1.0' in metrics
+        # the queries' steps, and the batch after the restart
+        assert sample(metrics, 'rivulet_cluster_shard_calls_total{kind="read",path="tcp"}') > 0
+        assert sample(metrics, "rivulet_cluster_commits_total") >= 1
     finally:
         log = again.stop()
     assert any("the cluster has data already" in line for line in log), "".join(log)
