@@ -17,8 +17,9 @@ Streams' batches travel in the commits too: a batch's rows, split by key
 (``log`` ops), go with the transaction that absorbs its timeless part, and
 the stream engine's logs for this store (:attr:`stream_log_factory`) keep
 only summaries. The shards log those ops themselves; the coordinator's log
-leaves them out (the streams and queries that read them do not outlive the
-coordinator's process).
+leaves them out: a coordinator that starts again empties the shards' stream
+logs with its first batch (:attr:`stale_stream_logs`) and sends the rows its
+windows need again, from its own streams' log (``engine.durability``).
 """
 
 from __future__ import annotations

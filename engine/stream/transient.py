@@ -213,10 +213,8 @@ class TransientLog:
         """:meth:`window`: its parts are in this process already."""
         return self.window(start, end)
 
-    @staticmethod
-    def window_graph(windows: Sequence[Sequence[TimedTriples | TimeSlice]], stored: Sequence[Graph]) -> Graph:
-        """The graph of ``windows`` (parts from :meth:`window`) beside the ``stored`` graphs."""
-        return local_window_graph(windows, stored)
+    #: the graph of parts from :meth:`window` beside stored graphs
+    window_graph = staticmethod(local_window_graph)
 
     def time_range(self, start: int, end: int) -> WindowContent:
         """Rows with ``start <= ts < end``, copied in arrival order."""
