@@ -3,7 +3,9 @@
 A rank is a number per solution that sorts like ORDER BY's order of its
 term: all-numeric columns sort by value directly; otherwise each distinct
 term is ranked once by :func:`engine.sparql.expr.order_key` (Python over
-distinct terms, not rows), and ``np.lexsort`` sorts on all ranks at once.
+distinct terms, not rows), terms of equal value sharing a rank
+(:func:`engine.sparql.expr.order_ties`), so that the next condition orders
+them; ``np.lexsort`` sorts on all ranks at once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.evaluation import encoded_values
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
-from engine.sparql.expr import order_key
+from engine.sparql.expr import order_key, order_ties
 
 
 def order_by(node: A.OrderBy, cx: ExecutionContext) -> Solutions:
@@ -40,12 +42,14 @@ def order_ranks(ids: np.ndarray, terms: QueryTerms) -> np.ndarray:
     if not np.isnan(numbers).any():
         return numbers
     distinct_ids, inverse = np.unique(ids, return_inverse=True)
-    keys = [order_key(t) for t in terms.decode_column(distinct_ids)]
+    decoded = terms.decode_column(distinct_ids)
+    keys = [order_key(t) for t in decoded]
+    ties = [order_ties(t) for t in decoded]
     ranked = sorted(range(len(keys)), key=keys.__getitem__)
     rank_of = np.empty(len(keys), dtype=np.int64)
     rank = 0
     for position, i in enumerate(ranked):
-        if position and keys[i] != keys[ranked[position - 1]]:
+        if position and ties[i] != ties[ranked[position - 1]]:
             rank += 1
         rank_of[i] = rank
     return rank_of[inverse.reshape(-1)]

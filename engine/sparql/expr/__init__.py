@@ -12,7 +12,7 @@ from engine.sparql.expr.aggregates import compute_aggregate
 from engine.sparql.expr.context import EvalContext, ExprError
 from engine.sparql.expr.evaluate import evaluate
 from engine.sparql.expr.operators import effective_boolean_value, term_equal
-from engine.sparql.expr.ordering import order_key
+from engine.sparql.expr.ordering import order_key, order_ties
 from engine.sparql.expr.variables import ROW_SCOPED_CALLS, expression_variables
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "evaluate",
     "expression_variables",
     "order_key",
+    "order_ties",
     "term_equal",
 ]

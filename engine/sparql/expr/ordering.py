@@ -6,6 +6,11 @@ engine. The key here never raises, so sorting mixed data is always possible
 and deterministic: numbers by value, dateTimes by instant, then booleans,
 plain strings, language-tagged strings and other datatypes, each group by
 value or lexical form, with the exact term as the final tie-break.
+
+ORDER BY itself must not use that tie-break: two terms whose values are
+equal (``1`` and ``1.0``, one instant written in two time zones) are a tie
+that the next condition decides (SPARQL 1.1 section 15.1), which
+:func:`order_ties` tells; MIN and MAX use the total key to pick one term.
 """
 
 from __future__ import annotations
@@ -48,3 +53,20 @@ def _literal_key(term: Literal) -> tuple:
     if category == LANG_STRING:
         return (3, group, term.lexical, term.lang)
     return (3, group, value, term.lexical)
+
+
+def order_ties(term: Term | None) -> tuple:
+    """The part of :func:`order_key` that ORDER BY compares: the key without
+    its final tie-break where values compare with ``=`` (numbers: group, NaN
+    flag and value; dateTimes and dates: instant and whether a time zone is
+    missing; booleans and strings: the value), so equal values tie here;
+    other terms tie only with themselves."""
+    key = order_key(term)
+    if key[0] != 3 or key[1] == _OTHER:
+        return key
+    group = key[1]
+    if group == _GROUP[NUMBER] or group == _GROUP[DATETIME] or group == _GROUP[DATE]:
+        return key[:4]
+    if group == _GROUP[BOOLEAN] or group == _GROUP[STRING]:
+        return key[:3]
+    return key
