@@ -76,7 +76,7 @@ def dying_at_the_commit(data: DataDirectory) -> None:
     data.store.quad_store.coordinator_log.log = log
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(6))
 def test_a_batch_logged_but_not_committed_is_committed_at_the_next_start(tmp_path, seed):
     rng = random.Random(seed)
     servers = [shard_server(tmp_path, k) for k in range(SHARDS)]

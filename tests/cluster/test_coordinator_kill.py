@@ -67,14 +67,16 @@ def last_window(url: str) -> tuple[int, int]:
     retained event, read back over Server-Sent Events)."""
     reported = httpx.get(f"{url}/queries/total", timeout=60).json()["windows_reported"]
     params = {"last_event_id": str(reported - 1)}
+    deadline = time.monotonic() + 60
     with httpx.stream("GET", f"{url}/queries/total/events", params=params, timeout=60) as events:
-        for line in events.iter_lines():
+        for line in events.iter_lines():  # the retained event first; pings every 15 s after
             if line.startswith("data:"):
                 event = json.loads(line[5:])
                 assert event["sequence"] == reported
                 n = int(event["results"]["results"]["bindings"][0]["n"]["value"])
                 return event["window"]["end_ms"], n
-    raise AssertionError("no event")
+            assert time.monotonic() < deadline, "no event within 60 s"
+    raise AssertionError("the event stream ended without the event")
 
 
 def whole_record_after(directory: Path, sizes: dict[Path, int]) -> bool:
@@ -82,8 +84,11 @@ def whole_record_after(directory: Path, sizes: dict[Path, int]) -> bool:
     sizes noted before the batch (a record partly written is not enough)."""
     for segment in sorted(directory.glob("*.log")):
         start = sizes.get(segment, 0)
-        data = segment.read_bytes()[start:]
-        if len(data) >= HEADER.size and len(data) >= HEADER.size + HEADER.unpack_from(data)[0]:
+        with segment.open("rb") as file:
+            file.seek(start)
+            header = file.read(HEADER.size)
+            end = file.seek(0, os.SEEK_END)
+        if len(header) == HEADER.size and end >= start + HEADER.size + HEADER.unpack(header)[0]:
             return True
     return False
 
