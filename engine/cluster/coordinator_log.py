@@ -96,7 +96,7 @@ class CoordinatorLog:
             self._spelled.add(term_id)
         fed = data["stream_fed"]
         return Changes(data["version"], {int(g): v for g, v in data["changed_at"].items()},
-                       None if fed is None else set(fed), data.get("last_batch", 0))
+                       None if fed is None else set(fed), data["last_batch"])
 
     def records(self) -> Iterator[tuple[int, list[tuple[int, str]], list[Op], int | None]]:
         """(version, new terms, ops, the batch it absorbs or None) of every
