@@ -32,7 +32,10 @@ coordinator's log, ``engine.cluster``) is given to :meth:`DataDirectory.open`
 as it is: the directory then keeps only the streams, the queries and their
 progress (its log holds no transactions, its checkpoints no store
 directory), and recovery replays the stream batches that pending windows
-read into it.
+read into it. A batch is logged here first, durably, then committed to that
+store (:class:`BatchLedger`); one whose commit never came (the process died
+between the two) is committed by the recovery, so windows and stored graph
+agree.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import orjson
 
@@ -63,6 +67,21 @@ from engine.stream.running_query import QueryProgress
 log = logging.getLogger("rivulet.durability")
 
 CARRY_SUFFIX = ".carry"
+
+
+class BatchLedger(Protocol):
+    """What a store kept durable elsewhere (a cluster's) knows of the
+    stream batches logged here: this log decides a batch, that store commits
+    its stored part next, naming the batch's position here."""
+
+    def before_batch(self) -> None:
+        """Raise if a batch logged now could not be committed."""
+
+    def batch_logged(self, position: int, data: bool) -> None:
+        """The batch at ``position`` is logged; with ``data``, a commit is to follow."""
+
+    def holds_batch(self, position: int) -> bool:
+        """Whether the batch logged at ``position`` was committed."""
 
 
 @dataclass
@@ -164,7 +183,14 @@ class DataDirectory:
         self.wal.wait_durable(position)
 
     def log_batch(self, name: str, items: list) -> int:
-        return self._append(records.batch_record(name, items))
+        ledger: BatchLedger | None = None if self.keeps_store else self.store.quad_store
+        if ledger is not None:
+            ledger.before_batch()
+        lsn = self._append(records.batch_record(name, items))
+        if ledger is not None:  # the record decides: on disk before the commit it decides
+            self.wal.wait_durable(lsn)
+            ledger.batch_logged(lsn, any(len(triples) for _, triples in items))
+        return lsn
 
     def log_declare(self, definition: StreamDefinition) -> int:
         lsn = self._append(records.declare_record(definition))
@@ -361,32 +387,36 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
         engine.streams[name].log.total = total - carried_triples.get(name, 0)
     # the checkpoint (or, for a store kept elsewhere, that store) holds the stored
     # part of the carried batches, later updates included: their windows need their rows only
+    ledger = None if keeps_store else store.quad_store
     for lsn, record in carried:
-        _replay(store, engine, lsn, record, catalog, absorb=False)
+        _replay(store, engine, lsn, record, catalog, absorb=False, ledger=ledger)
     for name, (watermark, total) in saved_streams.items():
         state = engine.streams[name]
         if watermark is not None and (state.watermark is None or state.watermark < watermark):
             state.watermark = watermark
         state.log.total = max(state.log.total, total)
     for lsn, payload in later:
-        _replay(store, engine, lsn, records.decode(payload), catalog, absorb=keeps_store)
+        _replay(store, engine, lsn, records.decode(payload), catalog, absorb=keeps_store, ledger=ledger)
     last_lsn = later[-1][0] if later else checkpoint_lsn
     return len(later), len(carried), last_lsn
 
 
 def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog: Catalog,
-            absorb: bool = True) -> None:
+            absorb: bool = True, ledger: BatchLedger | None = None) -> None:
     """Apply one record again (the journals are not attached yet). The
     catalog is written again for declarations and (un)registrations: a crash
     may have come between the log record and the catalog's row. A batch's
-    timeless triples are absorbed again only with ``absorb``."""
+    timeless triples are absorbed again only with ``absorb``, or, for a store
+    kept elsewhere (``ledger``), if that store never committed the batch."""
     kind = record["k"]
     try:
         if kind == "tx":
             records.apply_transaction(store.quad_store, record)
         elif kind == "batch":
             if record["s"] in engine.streams:
-                engine.ingest(record["s"], records.batch_items(record), absorb=absorb)
+                if ledger is not None:
+                    absorb = _commit_missing(ledger, lsn, record)
+                engine.ingest(record["s"], records.batch_items(record), absorb=absorb, logged_at=lsn)
         elif kind == "declare":
             definition = StreamDefinition.from_json(record["d"])
             engine.declare_stream(definition)
@@ -399,6 +429,18 @@ def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog:
             catalog.drop_query(record["n"], lsn)
     except Exception as exc:  # the request failed the same way and was not acknowledged
         log.warning("a logged %s was not applied again: %s", kind, exc)
+
+
+def _commit_missing(ledger: BatchLedger, lsn: int, record: dict) -> bool:
+    """Whether a logged batch with data is one the store kept elsewhere
+    never committed (the process died after logging it here, before
+    committing it there): its replay commits it now, under ``lsn``."""
+    missing = any(text for _, text in record["i"]) and not ledger.holds_batch(lsn)
+    ledger.batch_logged(lsn, missing)
+    if missing:
+        log.warning("stream batch %d (%s) was logged but never committed to the store: committing it now",
+                    lsn, record["s"])
+    return missing
 
 
 def _create_graph(store: Store, term) -> None:

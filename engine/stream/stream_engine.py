@@ -161,19 +161,22 @@ class StreamEngine:
         self.stream(name)
         return self.ingest(name, parse_items(body, media_type, timestamp))
 
-    def ingest(self, name: str, items: Iterable[Item], absorb: bool = True) -> dict:
+    def ingest(self, name: str, items: Iterable[Item], absorb: bool = True, logged_at: int | None = None
+               ) -> dict:
         """Ingest one batch of items into stream ``name``; returns a summary.
         ``absorb=False``: the stored graphs hold the batch's timeless triples
         already, as they were then (a recovery replays the batch for its
-        windows; absorbing it again would undo a later update's deletions)."""
+        windows; absorbing it again would undo a later update's deletions).
+        ``logged_at``: the batch's position in the journal, when a recovery
+        replays it from there."""
         with self._lock:
             state = self.stream(name)
             received = time.time()
             stamped = self._check_order(state, list(items), int(received * 1000))
             if stamped:
                 self._check_jump(state, stamped[-1][0])
-            position = self.journal.log_batch(name, stamped) if self.journal and stamped else None
-            events = self._ingest(state, stamped, received, absorb=absorb)
+            position = self.journal.log_batch(name, stamped) if self.journal and stamped else logged_at
+            events = self._ingest(state, stamped, received, absorb=absorb, batch=position)
             summary = {
                 "stream": name,
                 "items": len(stamped),
@@ -218,20 +221,20 @@ class StreamEngine:
 
     def _ingest(
         self, state: StreamState, items: list[tuple[int, Sequence]], received: float,
-        from_producer: bool = True, absorb: bool = True,
+        from_producer: bool = True, absorb: bool = True, batch: int | None = None,
     ) -> list:
-        self._absorb(state, items, from_producer, absorb)
+        self._absorb(state, items, from_producer, absorb, batch)
         events = self._fire_due(received)
         self._reclaim()
         return events
 
     def _absorb(
         self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True,
-        absorb: bool = True,
+        absorb: bool = True, batch: int | None = None,
     ) -> None:
         """Encode a batch, absorb its timeless triples into the stream's stored
-        graph (one transaction; not with ``absorb=False``), log all its
-        triples, advance the watermark.
+        graph (one transaction, told the batch's journal position ``batch``;
+        not with ``absorb=False``), log all its triples, advance the watermark.
 
         Terms are encoded transient: the log chunk holds them, and only the
         terms of absorbed (stored) triples are pinned, so terms that timing
@@ -241,7 +244,7 @@ class StreamEngine:
         data_items = [(ts, triples) for ts, triples in items if len(triples)]
         flat: list = []
         if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
-            txn = quad_store.begin(journaled=False)
+            txn = quad_store.begin(journaled=False, batch=batch if absorb else None)
             try:
                 encode = terms.encode_transient
                 flat = [

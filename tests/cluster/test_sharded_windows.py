@@ -188,5 +188,5 @@ def test_shards_free_what_no_window_reads(lsbench, tmp_path):
     engine.heartbeat("poststream", FINAL_MS)
     engine.ingest("poststream", [(FINAL_MS, last[1])])
     assert held(posts.number) == len(last[1]) == len(posts.log)
-    logged = [op.kind for _, _, ops in store.quad_store.coordinator_log.records() for op in ops]
+    logged = [op.kind for _, _, ops, _ in store.quad_store.coordinator_log.records() for op in ops]
     assert "log" not in logged and "append" in logged
