@@ -46,7 +46,8 @@ class AdminRoutes:
             report = await anyio.to_thread.run_sync(directory.take_checkpoint)
         except Exception as exc:
             log.exception("requested checkpoint failed")
-            raise ProtocolError(500, f"the checkpoint failed ({exc}); the log still holds every write") from exc
+            raise ProtocolError(500, f"the checkpoint failed ({exc}); the log still holds every write") \
+                from exc
         return JSONResponse({"lsn": report.lsn, "triples": report.triples,
                              "seconds": round(report.seconds, 3), "taken": report.taken})
 

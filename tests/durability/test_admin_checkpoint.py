@@ -21,7 +21,8 @@ def test_an_operator_takes_a_checkpoint_and_a_restart_replays_nothing(tmp_path):
             assert http.post("/sparql", data={"update": insert}, headers=auth).status_code == 204
             refused = http.post("/admin/checkpoint")
             assert refused.status_code == 401 and "token" in refused.text
-            assert http.post("/admin/checkpoint", headers={"Authorization": "Bearer wrong"}).status_code == 401
+            wrong = http.post("/admin/checkpoint", headers={"Authorization": "Bearer wrong"})
+            assert wrong.status_code == 401
             assert http.get("/admin/checkpoint").status_code == 405
             answer = http.post("/admin/checkpoint", headers=auth)
             assert answer.status_code == 200, answer.text
