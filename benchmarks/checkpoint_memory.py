@@ -19,8 +19,8 @@ measures it the way an operator would meet it:
 The same trigger works on every server with ``--data-dir``, so a figure from
 before a change and one from after it are comparable.
 
-    python -m benchmarks.checkpoint_memory --data lsbench-10m.nq
-    python -m benchmarks.checkpoint_memory --data lsbench-1m.nq --checkpoint-mb 1
+    python -m benchmarks.checkpoint_memory --triples 10000000      # LSBench-shaped data, ~5 min
+    python -m benchmarks.checkpoint_memory --data lsbench-1m.nq   # a file of your own
 
 Prints one markdown table row (store size on disk, triples, RSS before,
 extra at peak, extra / store size, seconds).
@@ -131,21 +131,30 @@ def measure(data: Path, work: Path, checkpoint_mb: float) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True,
-                        help="the N-Quads (or any RDF) file to start from")
+    parser.add_argument("--data", type=Path, help="the N-Quads (or any RDF) file to start from "
+                                                   "(default: LSBench-shaped data of --triples)")
+    parser.add_argument("--triples", type=int, default=1_000_000)
     parser.add_argument("--checkpoint-mb", type=float, default=1.0)
     parser.add_argument("--label", default="", help="what the row is (before / after a change)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="rivulet-checkpoint-"))
     try:
-        figures = measure(args.data, work, args.checkpoint_mb)
+        data = args.data
+        if data is None:
+            from benchmarks.cluster_scaling import write_nquads
+            from benchmarks.lsbench_data import generate
+
+            data = work / "lsbench.nq"
+            write_nquads(generate(args.triples), data)
+        figures = measure(data, work, args.checkpoint_mb)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     extra_mb = (figures["peak_kb"] - figures["rss_before_kb"]) / 1024
     store_mb = figures["store_bytes"] / 2**20
+    label = args.label or (args.data.name if args.data else f"{args.triples:,} triples")
     print(markdown_table(
         ["run", "store on disk MB", "RSS before MB", "extra at peak MB", "extra / store", "checkpoint s"],
-        [[args.label or args.data.name, round(store_mb, 1), round(figures["rss_before_kb"] / 1024, 1),
+        [[label, round(store_mb, 1), round(figures["rss_before_kb"] / 1024, 1),
           round(extra_mb, 1), round(extra_mb / store_mb, 3), round(figures["seconds"], 2)]]))
     print(f"(load {figures['load_s']:.1f} s, {figures['updates']} updates before the checkpoint; "
           f"new checkpoint {figures['new_bytes'] / 2**20:.1f} MB)")
