@@ -114,8 +114,8 @@ def check_prefix(clients: list[Client], present: set[str], backup_started: float
     if last_replace:  # the graph holds that PUT or a later one
         assert held_replaced and replaced.index(held_replaced[0]) >= replaced.index(last_replace[0])
     missing = [w for c in clients if c.kind != "replace" for w in c.writes if w.key not in present]
-    if held_replaced:  # the earlier PUTs are "missing" once a later one replaced them
-        missing += replaced[replaced.index(held_replaced[0]) + 1 :]
+    # the PUTs after the one the graph holds (all of them if it holds none) are missing
+    missing += replaced[replaced.index(held_replaced[0]) + 1 :] if held_replaced else replaced
     first_missing = min((w.acknowledged for w in missing), default=None)
     if first_missing is not None:
         later = [w.key for c in clients for w in c.writes if w.key in present and w.sent > first_missing]
