@@ -162,7 +162,8 @@ class DataDirectory:
                                                keeps_store)
         if last is not None:
             catalog.forget_checkpoints_before(last.lsn)  # a crash may have come before a checkpoint's cleanup
-        removed = remove_leftovers(path, last.lsn if last is not None else None)
+        with removal_allowed(path) as allowed:  # unless a backup is copying: then the next checkpoint
+            removed = remove_leftovers(path, last.lsn if last is not None else None) if allowed else []
         if removed:
             log.info("data directory %s: removed what no checkpoint needs (left by a crash or a backup): %s",
                      path, ", ".join(removed))
