@@ -142,7 +142,7 @@ def initial_file(tmp: Path, rng: random.Random) -> list[Path]:
     return [path]
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(5))
 def test_a_checkpoint_reopens_as_the_store_it_was_taken_from(tmp_path, seed):
     rng = random.Random(seed)
     directory = tmp_path / "data"

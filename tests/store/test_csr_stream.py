@@ -12,7 +12,7 @@ from engine.store.csr import build_adjacency
 from engine.store.layout import ADJACENCY_ARRAYS
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", range(30))
 def test_streamed_arrays_equal_the_built_ones_and_read_back_in_order(tmp_path, monkeypatch, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 2000))
