@@ -70,6 +70,21 @@ def backup(data_dir: Path, dest: Path, catalog_url: str | None = None) -> Backup
         raise FileExistsError(f"{dest} exists and is not empty: a backup is written to a new directory")
     work = dest.with_name(dest.name + PARTIAL)
     shutil.rmtree(work, ignore_errors=True)
+    try:
+        lsn, last_lsn, segments = _copy(data_dir, work, catalog_url)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)  # a failed backup leaves nothing behind
+        raise
+    work.rename(dest)
+    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+    report = BackupReport(lsn, last_lsn, segments, size, time.monotonic() - started)
+    log.info("backup of %s to %s: checkpoint %s, log records up to %d, %d bytes, in %.2f s", data_dir, dest,
+             lsn, last_lsn, size, report.seconds)
+    return report
+
+
+def _copy(data_dir: Path, work: Path, catalog_url: str | None) -> tuple[int | None, int, int]:
+    """Copy into ``work``; returns (checkpoint LSN, last LSN copied, segments copied)."""
     (work / CHECKPOINTS).mkdir(parents=True)
     (work / WAL).mkdir()
     with retained(data_dir):
@@ -95,12 +110,7 @@ def backup(data_dir: Path, dest: Path, catalog_url: str | None = None) -> Backup
     finally:
         target.close()
     _sync_tree(work)
-    work.rename(dest)
-    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
-    report = BackupReport(lsn, last_lsn, segments, size, time.monotonic() - started)
-    log.info("backup of %s to %s: checkpoint %s, log records up to %d, %d bytes, in %.2f s", data_dir, dest,
-             lsn, last_lsn, size, report.seconds)
-    return report
+    return lsn, last_lsn, segments
 
 
 def _copy_log(wal: Path, target: Path, lsn: int | None) -> tuple[int, int]:
