@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.durability import DataDirectory, checkpoint_terms  # noqa: F401 (module patched)
+from engine.durability import DataDirectory, checkpoint_terms
 from engine.rdf import IRI, XSD, BNode, Literal, Term, format_term
 from engine.store import DEFAULT_GRAPH, csr_stream
 from engine.stream import StreamDefinition
