@@ -6,6 +6,11 @@ Layout::
     DIR/checkpoints/<LSN>/         store directories, one per checkpoint (the newest is used)
     DIR/wal/<first LSN>.log        log segments
     DIR/wal/<LSN>.carry            stream batches older than the checkpoint that pending windows still read
+    DIR/RETAIN                     a backup's shared lock: nothing is removed while it copies
+
+The catalog names a checkpoint relative to DIR (older versions wrote
+absolute paths: a directory's own ``checkpoints/<LSN>`` wins), so a copied
+or moved directory opens where it lands.
 
 Start-up (:meth:`DataDirectory.open`) is recovery: the newest checkpoint
 the catalog names is mapped; the streams and queries that existed then are
@@ -25,7 +30,9 @@ write lock only to take a snapshot, note the engine's progress and start a
 new log segment; writing the store directory, the carried batches and the
 catalog row happens outside them, so readers and writers go on. The catalog
 row is the commit point: a crash before it leaves the previous checkpoint
-and its log in force.
+and its log in force, and whatever the crash left half done is removed at
+the next start (:mod:`~engine.durability.leftovers`). An operator's request
+(``POST /admin/checkpoint``) runs the same :meth:`DataDirectory.take_checkpoint`.
 
 A store whose data other processes keep durable (a cluster's shards and the
 coordinator's log, ``engine.cluster``) is given to :meth:`DataDirectory.open`
