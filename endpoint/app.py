@@ -15,6 +15,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.routing import Route
 
+from endpoint.admin_routes import AdminRoutes
 from endpoint.body_limit import BodyLimit
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
@@ -100,6 +101,7 @@ def create_app(
         *queries.routes(),
         *readiness.routes(),
         *metrics.routes(),
+        *AdminRoutes(streams, settings).routes(),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         *console_routes(),
     ]

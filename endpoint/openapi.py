@@ -5,7 +5,7 @@ Store Protocol, which their own documents describe; this covers the rest:
 streams, continuous queries and their Server-Sent Events, the probes, the
 metrics and this document. It is written by hand from the handlers
 (:mod:`endpoint.stream_routes`, :mod:`endpoint.continuous_routes`,
-:mod:`endpoint.health`, :mod:`endpoint.metrics`) and the JSON they answer
+:mod:`endpoint.health`, :mod:`endpoint.metrics`, :mod:`endpoint.admin_routes`) and the JSON they answer
 with (``to_json`` of the engine's stream and query states);
 tests/endpoint/test_openapi.py checks it against the application's routes,
 the OpenAPI 3.1 schema and the server's real answers.
@@ -114,6 +114,13 @@ SCHEMAS = {
                        "description": "in full, or from the windows' change (with its costs)"},
         "subscribers": {"type": "integer"},
         "query": {"type": "string", "description": "the registration's text"},
+    }),
+    "CheckpointReport": _object({
+        "lsn": {"type": "integer", "description": "the last log record the checkpoint holds"},
+        "triples": {"type": "integer"},
+        "seconds": {"type": "number"},
+        "taken": {"type": "boolean", "description": "false: nothing was logged since the last checkpoint, "
+                                                    "which this names"},
     }),
     "WindowEvent": {
         **_object({
@@ -238,6 +245,20 @@ PATHS = {
             "responses": {"200": {"description": "the event stream, open until the query is unregistered",
                                   "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                           **_errors("404")},
+        },
+    },
+    "/admin/checkpoint": {
+        "post": {
+            "operationId": "checkpoint", "summary": "Take a checkpoint now", "tags": ["operations"],
+            "description": "Folds the write-ahead log into a new checkpoint of the data directory and "
+                           "answers once the catalog records it (queries and writes go on meanwhile). A "
+                           "write: needs the --update-token when there is one, refused on --read-only.",
+            "responses": {
+                "200": _json(_ref("CheckpointReport"), "the checkpoint in force"),
+                **_errors("401", "403"),
+                "409": _error("the server has no data directory (--data-dir)"),
+                "500": _error("the checkpoint failed; the log still holds every write"),
+            },
         },
     },
     "/healthz": {

@@ -26,11 +26,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from engine.catalog.connection import error_text, hide_password, open_engine, upgrade_to_head
-from engine.catalog.models import Checkpoint, Graph, Query, Stream
+from engine.catalog.models import Checkpoint, Graph, Query, Stream, Token
 from engine.catalog.rows import CatalogError, CheckpointRow, QueryRow, StreamRow
 
 #: the catalog's file inside a data directory (see :meth:`Catalog.for_directory`)
 CATALOG_FILE = "catalog.sqlite"
+
+#: every table, in the order a copy inserts them
+TABLES = (Stream, Query, Graph, Checkpoint, Token)
 
 #: a stream's progress at a checkpoint: (watermark in ms or None, triples so far)
 StreamProgress = tuple[int | None, int]
@@ -201,6 +204,29 @@ class Catalog:
                 select(Checkpoint.directory).where(older).order_by(Checkpoint.lsn)))
             session.execute(delete(Checkpoint).where(older))
             return directories
+
+
+    # copies
+
+    def export_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """Every row of every table, as column -> value, read in one transaction
+        (on PostgreSQL at REPEATABLE READ, so all from one snapshot): a
+        consistent copy of the catalog (``rivulet backup``)."""
+        with self._transaction("reading every row") as session:
+            if self._engine.dialect.name == "postgresql":
+                session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            return {model.__tablename__: [{column.key: getattr(row, column.key)
+                                           for column in model.__mapper__.column_attrs}
+                                          for row in session.scalars(select(model))]
+                    for model in TABLES}
+
+    def import_rows(self, rows: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Insert rows as :meth:`export_rows` gives them, all in one transaction
+        (into an empty catalog: a key already there is an error)."""
+        with self._transaction("writing copied rows") as session:
+            for model in TABLES:
+                if rows.get(model.__tablename__):
+                    session.execute(insert(model), rows[model.__tablename__])
 
 
 def _checkpoint_row(row: Checkpoint) -> CheckpointRow:

@@ -2,7 +2,11 @@
 
 - :mod:`~engine.durability.wal`: the log (framing, torn-record detection, group commit).
 - :mod:`~engine.durability.records`: what each record holds and how it is applied again.
-- :mod:`~engine.durability.checkpoint`: a store snapshot written as a compact store directory.
+- :mod:`~engine.durability.checkpoint`: a store snapshot written as a compact store directory,
+  in bounded memory (its dictionary: :mod:`~engine.durability.checkpoint_terms`).
+- :mod:`~engine.durability.leftovers`: what no checkpoint needs, removed after each one and at start.
+- :mod:`~engine.durability.retention`: a backup holding back those removals while it copies.
+- :mod:`~engine.durability.backup`: a consistent copy of a data directory while its server runs.
 - :mod:`~engine.durability.data_directory`: recovery at start, journaling, checkpoints.
 - :mod:`~engine.durability.directory_lock`: one process at a time in a directory with a log.
 

@@ -6,6 +6,11 @@ Layout::
     DIR/checkpoints/<LSN>/         store directories, one per checkpoint (the newest is used)
     DIR/wal/<first LSN>.log        log segments
     DIR/wal/<LSN>.carry            stream batches older than the checkpoint that pending windows still read
+    DIR/RETAIN                     a backup's shared lock: nothing is removed while it copies
+
+The catalog names a checkpoint relative to DIR (older versions wrote
+absolute paths: a directory's own ``checkpoints/<LSN>`` wins), so a copied
+or moved directory opens where it lands.
 
 Start-up (:meth:`DataDirectory.open`) is recovery: the newest checkpoint
 the catalog names is mapped; the streams and queries that existed then are
@@ -25,7 +30,9 @@ write lock only to take a snapshot, note the engine's progress and start a
 new log segment; writing the store directory, the carried batches and the
 catalog row happens outside them, so readers and writers go on. The catalog
 row is the commit point: a crash before it leaves the previous checkpoint
-and its log in force.
+and its log in force, and whatever the crash left half done is removed at
+the next start (:mod:`~engine.durability.leftovers`). An operator's request
+(``POST /admin/checkpoint``) runs the same :meth:`DataDirectory.take_checkpoint`.
 
 A store whose data other processes keep durable (a cluster's shards and the
 coordinator's log, ``engine.cluster``) is given to :meth:`DataDirectory.open`
@@ -58,6 +65,8 @@ from engine.catalog import Catalog
 from engine.durability import records
 from engine.durability.checkpoint import write_checkpoint
 from engine.durability.directory_lock import DirectoryLock
+from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, checkpoint_path, remove_leftovers
+from engine.durability.retention import removal_allowed
 from engine.durability.wal import WriteAheadLog, frame, fsync_directory, read_segment
 from engine.rdf import format_term, parse_term
 from engine.store import Change
@@ -66,7 +75,16 @@ from engine.stream.running_query import QueryProgress
 
 log = logging.getLogger("rivulet.durability")
 
-CARRY_SUFFIX = ".carry"
+
+@dataclass(frozen=True)
+class CheckpointReport:
+    """What one checkpoint request did (the admin request answers with it)."""
+
+    lsn: int
+    triples: int
+    seconds: float
+    #: False when nothing was logged since the last checkpoint (``lsn`` is that one's)
+    taken: bool
 
 
 class BatchLedger(Protocol):
@@ -112,6 +130,9 @@ class DataDirectory:
         self.lock: DirectoryLock | None = None
         #: wall-clock time the newest checkpoint was recorded (None before the first)
         self.checkpointed_at: float | None = None
+        #: the checkpoint directory the store was opened from: its files are mapped (and
+        #: later checkpoints link to them), so it stays until the process ends
+        self.mapped: Path | None = None
         self._checkpoint_lock = threading.Lock()
         self._closed = threading.Event()
         self._checkpointer: threading.Thread | None = None
@@ -139,17 +160,19 @@ class DataDirectory:
     def _recover_locked(cls, path: Path, lock: DirectoryLock, started: float, catalog_url: str | None,
                         sync: bool, checkpoint_mb: float, initial_files: list[Path] | None,
                         engine_options: dict | None, store: Store | None) -> DataDirectory:
-        (path / "checkpoints").mkdir(exist_ok=True)
+        (path / CHECKPOINTS).mkdir(exist_ok=True)
         catalog = Catalog(catalog_url) if catalog_url else Catalog.for_directory(path)
         last = catalog.last_checkpoint()
         keeps_store = store is None
         if keeps_store and last is None and initial_files:
-            directory = path / "checkpoints" / f"{0:020d}"
+            name = f"{0:020d}"
+            directory = path / CHECKPOINTS / name
             shutil.rmtree(directory, ignore_errors=True)
             from engine.loader.local_load import build_store_directory
 
             manifest = build_store_directory(initial_files, directory)
-            catalog.record_checkpoint(0, str(directory), manifest.triples, [], {}, {})
+            fsync_directory(directory.parent)
+            catalog.record_checkpoint(0, f"{CHECKPOINTS}/{name}", manifest.triples, [], {}, {})
             log.info("new data directory %s: loaded %d triples from %s", path, manifest.triples,
                      ", ".join(map(str, initial_files)))
             last = catalog.last_checkpoint()
@@ -157,13 +180,22 @@ class DataDirectory:
             log.info("data directory %s exists: the --data files are not loaded again "
                      "(add data with the Graph Store protocol, LOAD or rivulet load)", path)
         checkpoint_lsn = last.lsn if last is not None else 0
+        mapped = checkpoint_path(path, last.directory) if keeps_store and last is not None else None
         if keeps_store:
-            store = Store.open(last.directory) if last is not None else Store()
+            store = Store.open(mapped) if mapped is not None else Store()
         engine = StreamEngine(store, **(engine_options or {}))
         replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn,
                                                keeps_store)
+        if last is not None:
+            catalog.forget_checkpoints_before(last.lsn)  # a crash may have come before a checkpoint's cleanup
+        with removal_allowed(path) as allowed:  # unless a backup is copying: then the next checkpoint
+            removed = remove_leftovers(path, last.lsn if last is not None else None) if allowed else []
+        if removed:
+            log.info("data directory %s: removed what no checkpoint needs (left by a crash or a backup): %s",
+                     path, ", ".join(removed))
         wal = WriteAheadLog(path / "wal", max(last_lsn, checkpoint_lsn) + 1, sync)
         data = cls(path, catalog, store, engine, wal, int(checkpoint_mb * 2**20), keeps_store)
+        data.mapped = mapped
         data.lock = lock
         data.checkpointed_at = last.created_at if last is not None else None
         if keeps_store:
@@ -231,6 +263,11 @@ class DataDirectory:
 
     def checkpoint(self) -> int:
         """Fold the log into a new checkpoint; returns its LSN."""
+        return self.take_checkpoint().lsn
+
+    def take_checkpoint(self) -> CheckpointReport:
+        """Fold the log into a new checkpoint (unless nothing was logged since
+        the last one) and say what was done."""
         with self._checkpoint_lock:
             started = time.monotonic()
             quad_store = self.store.quad_store
@@ -238,31 +275,34 @@ class DataDirectory:
                 snapshot = quad_store.snapshot()
                 lsn = self.wal.last_lsn
                 last = self.catalog.last_checkpoint()
-                if last is not None and last.lsn >= lsn:
-                    return last.lsn  # nothing logged since
+                if last is not None and last.lsn >= lsn:  # nothing logged since
+                    return CheckpointReport(last.lsn, last.triples, time.monotonic() - started, False)
+                view = quad_store.terms.checkpoint_view() if self.keeps_store else None
                 self.wal.rotate()
                 states = self.engine.streams.items()
                 streams = {name: (state.watermark, state.log.total) for name, state in states}
                 oldest = {name: state.log.first_ts() for name, state in states}
                 queries = {name: running.progress() for name, running in self.engine.queries.items()}
                 graphs = [format_term(quad_store.terms.decode(g)) for g in snapshot.named_graph_ids()]
-            directory = self.path / "checkpoints" / f"{lsn:020d}"
+            name = f"{lsn:020d}"
+            directory = self.path / CHECKPOINTS / name
             if self.keeps_store and not directory.exists():
-                manifest = write_checkpoint(snapshot, quad_store.terms, directory)
+                manifest = write_checkpoint(snapshot, view, directory)
                 triples = manifest.triples
             else:
                 triples = sum(len(g) for g in snapshot.graphs.values())
             carried = self._write_carry(lsn, oldest)
             fsync_directory(directory.parent)
             self.catalog.record_checkpoint(
-                lsn, str(directory) if self.keeps_store else "", triples, graphs, streams,
+                lsn, f"{CHECKPOINTS}/{name}" if self.keeps_store else "", triples, graphs, streams,
                 {name: (p.next_index, p.sequence, pickle.dumps(p.previous_rows), pickle.dumps(p.events))
                  for name, p in queries.items()})
             self.checkpointed_at = time.time()
             self._forget_before(lsn)
+            seconds = time.monotonic() - started
             log.info("checkpoint %d: %d triples, %d stream batches carried, in %.2f s", lsn, triples,
-                     carried, time.monotonic() - started)
-            return lsn
+                     carried, seconds)
+            return CheckpointReport(lsn, triples, seconds, True)
 
     def log_bytes(self) -> int:
         """Bytes in the log segments on disk: what a restart would replay
@@ -301,19 +341,16 @@ class DataDirectory:
 
     def _forget_before(self, lsn: int) -> None:
         """Remove what the checkpoint ``lsn`` replaces: older segments, carry
-        files and checkpoint directories."""
-        wal = self.path / "wal"
-        for segment in self.wal.segments():
-            first = int(segment.name.split(".")[0])
-            if first <= lsn:
-                segment.unlink(missing_ok=True)
-        for carry in wal.glob("*" + CARRY_SUFFIX):
-            if int(carry.name.split(".")[0]) < lsn:
-                carry.unlink(missing_ok=True)
-        current = (self.path / "checkpoints" / f"{lsn:020d}").resolve()
-        for directory in self.catalog.forget_checkpoints_before(lsn):
-            if directory and Path(directory).resolve() != current:  # "": no store directory kept
-                shutil.rmtree(directory, ignore_errors=True)
+        files and checkpoint directories, but the one this process maps, and
+        nothing while a backup copies (see :mod:`~engine.durability.retention`:
+        the next checkpoint or start removes them)."""
+        self.catalog.forget_checkpoints_before(lsn)
+        with removal_allowed(self.path) as allowed:
+            if not allowed:
+                log.info("checkpoint %d: a backup is copying; older files are removed later", lsn)
+                return
+            keep = {self.mapped.name} if self.mapped is not None else set()
+            remove_leftovers(self.path, lsn, keep)
 
     def close(self) -> None:
         """Stop checkpointing and close the log (everything written is durable)."""

@@ -53,6 +53,8 @@ class Adjacency:
         self.index_pairs = arrays["index_pairs"]
         self.index_triples = arrays["index_triples"]
         self.shards, self.shard = shards, shard
+        #: the directory the arrays are mapped from (None: built in memory)
+        self.source: Path | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays by name (a shard publishes them for in-place reads)."""
@@ -65,7 +67,9 @@ class Adjacency:
         # plain views of the mapped files (np.memmap's hooks slow small reads)
         arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r"))
                   for name in ADJACENCY_ARRAYS}
-        return cls(arrays, shards, shard)
+        adjacency = cls(arrays, shards, shard)
+        adjacency.source = directory
+        return adjacency
 
     def _pairs(self, local: np.ndarray, predicates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(input position, pair index) of each local vertex's pairs, kept where
