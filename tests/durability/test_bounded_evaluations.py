@@ -133,6 +133,11 @@ def test_a_poison_window_fails_at_its_time_limit_and_holds_nothing_up(tmp_path: 
             assert described["windows_reported"] == 2 and described["windows_failed"] == 1
             assert http.get("/streams/s").json()["watermark_ms"] == 2000
             assert http.get("/queries/r").status_code == 404 and http.get("/streams/u").status_code == 200
+            # a client resuming from the start gets both windows again, the error included
+            resumed = SSEReader(f"{server.url}/queries/q/events", last_event_id="0")
+            events = wait_for_events(resumed, 2)
+            assert [(i, kind) for i, kind, _ in events] == [("1", "window-error"), ("2", "window")]
+            resumed.close()
     finally:
         server.stop()
 
@@ -250,9 +255,10 @@ def _log_bytes(data: Path) -> int:
 
 
 def test_sigterm_stops_the_server_within_its_grace_period_whatever_runs(tmp_path: Path):
-    """A poison update and a poison window under a ten-minute time limit,
-    then SIGTERM: the server stops within its grace period (and a margin),
-    the update changed nothing, and a restart has every acknowledged write."""
+    """A poison update, a poison window and a poison query under a
+    ten-minute time limit, then SIGTERM: the server stops within its grace
+    period (and a margin), the update changed nothing, and a restart has
+    every acknowledged write and evaluates the window the shutdown left."""
     data = str(tmp_path / "data")
     server = RivuletProcess("--data-dir", data, "--timeout", "600", "--grace-period", "2")
     restarted = None
@@ -269,19 +275,24 @@ def test_sigterm_stops_the_server_within_its_grace_period_whatever_runs(tmp_path
             window = Background(lambda: post_item(http, "s", 1000))
             poison = f'INSERT {{ <{EX}u> <{EX}m> ?m }} WHERE {{ BIND(REGEX("{POISON}", "^(a|aa)+$") AS ?m) }}'
             update = Background(lambda: http.post("/sparql", data={"update": poison}))
-            time.sleep(1.0)  # both are running
+            long_query = f'SELECT ?m WHERE {{ BIND(REGEX("{POISON}", "^(a|aa)+$") AS ?m) }}'
+            query = Background(lambda: http.post("/sparql", data={"query": long_query}))
+            time.sleep(1.0)  # all three are running
             server.process.send_signal(signal.SIGTERM)
             stopped = time.monotonic()
             server.process.wait(2 + 15)  # the grace period and a generous margin
             assert time.monotonic() - stopped < 2 + 15
             update_answer, _ = update.result()
             window_answer, _ = window.result()
+            query_answer, _ = query.result()
             reader.close()
         log = "".join(server.stop())
         assert "data directory closed" in log, log[-2000:]
         assert isinstance(update_answer, httpx.Response), update_answer
         assert update_answer.status_code == 503 and "shutting down" in update_answer.text
         assert "nothing was changed" in update_answer.text
+        assert isinstance(query_answer, httpx.Response), query_answer
+        assert query_answer.status_code == 503 and "shutting down" in query_answer.text
         assert isinstance(window_answer, httpx.Response), window_answer
         # its batch is in (acknowledged): its window is left to the restart
         assert window_answer.status_code == 202 and window_answer.json()["windows_fired"] == 0

@@ -19,10 +19,9 @@ from collections import Counter
 
 import pytest
 
-from engine.api import Store
+from engine.api import QueryCancelled, Store
 from engine.durability import DataDirectory
 from engine.rdf import IRI, Literal
-from engine.store import QueryCancelled
 from engine.stream import StreamDefinition, StreamEngine
 from engine.stream.errors import TooManyWindows
 
@@ -217,6 +216,32 @@ def test_the_window_cap_is_for_all_queries_of_a_request_together(tmp_path):
         assert summary["windows_fired"] == 5000 and summary["windows_failed"] == 0
     finally:
         data.close()
+
+
+def test_a_failed_window_is_retained_resumed_after_and_kept_by_a_checkpoint(tmp_path):
+    """An error event is numbered and retained like any: a subscriber resumes
+    before or after it, and a checkpoint keeps it for the next start."""
+    data = DataDirectory.open(tmp_path / "data", sync=False, engine_options={"max_rows": MAX_ROWS})
+    poisoned = {1, 3}
+    items = batches(9, 5, {k: [(IRI(f"{EX}big{k}"), P, Literal(f"v{i}")) for i in range(POISON_TRIPLES)]
+                           for k in poisoned})
+    try:
+        data.engine.declare_stream(StreamDefinition("s", STREAM))
+        replay(data.engine, product_query("RSTREAM", range_s=1), items)
+        kinds = [(e.sequence, e.error is not None) for e in data.engine.subscribe(EX + "q", 0).replay]
+        assert kinds == [(1, False), (2, True), (3, False), (4, True), (5, False)]
+        assert [e.sequence for e in data.engine.subscribe(EX + "q", 2).replay] == [3, 4, 5]
+        data.checkpoint()
+    finally:
+        data.close()
+    again = DataDirectory.open(tmp_path / "data", sync=False, engine_options={"max_rows": MAX_ROWS})
+    try:
+        replayed = again.engine.subscribe(EX + "q", 1).replay
+        assert [(e.sequence, e.error.reason if e.error else None) for e in replayed] == [
+            (2, "row_limit"), (3, None), (4, "row_limit"), (5, None)]
+        assert again.engine.query(EX + "q").sequence == 5
+    finally:
+        again.close()
 
 
 def test_the_shutdown_stops_a_window_without_failing_it():
