@@ -5,8 +5,9 @@ answer as SPARQL 1.1 JSON results (CONSTRUCT: ?subject ?predicate ?object
 rows). A window whose evaluation failed is a ``window-error`` event instead
 (not ``error``, which a browser's EventSource also fires for a lost
 connection): the same id and bounds, and ``error`` (``reason``, ``message``)
-in place of the answer. It is written once per event however many subscribers send it: the
-payloads are cached per event, for as long as the engine retains the event.
+in place of the answer. The data is written once per event however many
+subscribers send it: the payloads are cached per event, for as long as the
+engine retains the event.
 :func:`window_sse` gives it to sse-starlette (the Starlette application),
 :func:`sse_text` spells the whole event (the Flask blueprint).
 """
