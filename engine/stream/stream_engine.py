@@ -454,12 +454,14 @@ class StreamEngine:
     def _publish(self, running: RunningQuery, event: WindowEvent, fired: list[WindowEvent]) -> None:
         running.publish(event)
         fired.append(event)
-        if running.spec.output_stream is not None and event.error is None:
+        if running.spec.output_stream is not None:
             self._emit(running, event)
 
     def _emit(self, running: RunningQuery, event: WindowEvent) -> None:
         """The constructed triples of a window become an item of the output stream
-        at the window's close (queries reading it fire in the same loop). An
+        at the window's close (queries reading it fire in the same loop); a
+        failed window constructs none, but its close still moves that
+        stream's watermark, so the queries reading it are not held up. An
         output older than that stream's watermark (only possible if a producer
         also heartbeats it) cannot be reordered and is left out."""
         target = self._stream_by_iri(running.spec.output_stream)

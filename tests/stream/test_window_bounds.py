@@ -194,6 +194,29 @@ def test_one_query_of_a_shared_group_fails_alone(caplog):
     assert any("each query is evaluated alone" in r.getMessage() for r in caplog.records)
 
 
+def test_a_failed_window_of_a_register_stream_query_does_not_hold_up_its_readers():
+    """REGISTER STREAM: the failed window constructs nothing, but the output
+    stream's watermark moves past it, so the query reading it goes on."""
+    engine = new_engine(max_rows=MAX_ROWS)
+    engine.register(f"REGISTER STREAM <{EX}pairs> AS CONSTRUCT {{ ?a <{EX}with> ?y }} "
+                    f"FROM STREAM <{STREAM.value}> [RANGE 1s STEP 1s] "
+                    f"WHERE {{ ?a <{P.value}> ?x . ?b <{P.value}> ?y }}")
+    reader = engine.register(f"REGISTER QUERY seen AS SELECT ?a ?y FROM STREAM <{EX}pairs> "
+                             f"[RANGE 1s STEP 1s] WHERE {{ ?a <{EX}with> ?y }}").subscribe()
+    poison = [(IRI(f"{EX}big"), P, Literal(f"v{i}")) for i in range(POISON_TRIPLES)]
+    def seen() -> list:
+        return [(e.end_ms, sorted(tuple(value(t) for t in row) for row in e.rows)) for e in reader.drain()]
+
+    engine.ingest("s", [(100, [(IRI(EX + "a"), P, Literal("1"))]), (1500, poison), (2000, [])])
+    upstream = engine.query(EX + "pairs")
+    assert upstream.sequence == 2 and upstream.failures["row_limit"] == 1  # [0, 1000) and the poisoned one
+    # each output item is at its window's close, in the reader's window that ends after it; the
+    # failed window's close (2000) closes the reader's window at once
+    assert seen() == [(2000, [(EX + "a", "1")])]
+    engine.ingest("s", [(2500, [(IRI(EX + "a"), P, Literal("2"))]), (4000, [])])
+    assert seen() == [(3000, []), (4000, [(EX + "a", "2")])]
+
+
 def test_the_window_cap_is_for_all_queries_of_a_request_together(tmp_path):
     """Five queries of 1 ms windows and a heartbeat 100 s ahead: 100,000
     windows each, 500,000 in all, refused at once; nothing is ingested or logged."""
