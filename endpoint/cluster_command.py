@@ -107,7 +107,7 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
                                    transport=args.transport, checkpoint_mb=args.checkpoint_mb)
     except ForeignShards as exc:
         raise SystemExit(f"rivulet serve: {exc}") from None
-    from endpoint.serve import CATALOG_VARIABLE, data_files
+    from endpoint.serve import CATALOG_VARIABLE, data_files, window_limits
 
     if store.quad_store.snapshot().version == 0:
         for path in data_files(args):
@@ -116,6 +116,7 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
         log.info("the cluster has data already: the --data files are not loaded again")
     catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
     data = DataDirectory.open(data_dir / "streams", catalog, sync=args.sync == "always",
-                              checkpoint_mb=args.checkpoint_mb, store=store)
+                              checkpoint_mb=args.checkpoint_mb, store=store,
+                              engine_options=window_limits(args))
     log.info("cluster of %d shards on Ray (%s)", shards, args.cluster)
     return Cluster(store, calls, owns_shards=args.cluster == "local", data=data)

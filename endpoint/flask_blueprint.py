@@ -18,6 +18,8 @@ in a thread, so the engine is called directly (at most ``Settings.workers``
 calls at once), a query stops at its time limit (a WSGI application cannot
 see a client leave until it writes), and an event stream waits for windows
 in its thread, writing a comment every ``Settings.sse_ping`` seconds.
+Updates and the windows of a stream engine the blueprint makes are bounded
+by the same time limit and row budget as queries.
 
 The blueprint's URLs are the ones it was addressed by, under
 ``Settings.base_url`` when set. Without it they come from the WSGI
@@ -68,7 +70,7 @@ def rivulet_blueprint(store: Store, settings: Settings | None = None, streams: S
     settings = settings or Settings()
     store.outbound_policy = OutboundPolicy.for_server(settings.outbound_allowed, settings.service)
     if streams is None:
-        streams = StreamEngine(store)
+        streams = StreamEngine(store, timeout=settings.query_timeout, max_rows=settings.max_rows)
         atexit.register(streams.close)
     views = _Views(store, settings, streams)
     blueprint = Blueprint(name, __name__)
@@ -196,7 +198,7 @@ class _Views:
             return self._json(running.to_json(), 201)
         g.rivulet_operation = "update"
         self._call(self.store.update, operation.text, base, operation.graphs, operation.named_graphs, False,
-                   self.settings.max_rows)
+                   self.settings.max_rows, self.settings.query_timeout)
         return self._no_content()
 
     # ------------------------------------------------------------ /streams

@@ -91,6 +91,8 @@ SCHEMAS = {
         "triples": {"type": "integer"},
         "watermark_ms": MAYBE_INT,
         "windows_fired": {"type": "integer"},
+        "windows_failed": {"type": "integer", "description": "of the windows fired, those reported as "
+                                                             "failed (over --timeout or --max-rows)"},
     }),
     "QueryWindow": _object({
         "stream": IRI,
@@ -108,6 +110,15 @@ SCHEMAS = {
         "windows": {"type": "array", "items": _ref("QueryWindow")},
         "next_window_close": {**MAYBE_INT, "description": "ms; null until the query's streams have data"},
         "windows_reported": {"type": "integer", "description": "the sequence number of the last window"},
+        "windows_failed": {"type": "integer", "description": "windows reported as failed since the server "
+                                                             "started"},
+        "last_error": {"oneOf": [{"type": "null"}, _object({
+            "sequence": {"type": "integer"},
+            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "reason": {"enum": ["time_limit", "row_limit", "error"]},
+            "message": {"type": "string"},
+            "reported_at_ms": {"type": "number"},
+        })], "description": "the last window reported as failed"},
         "last_evaluation_ms": {"type": ["number", "null"]},
         "evaluation": {"type": "object", "properties": {"incremental": {"type": "boolean"}},
                        "required": ["incremental"],
@@ -135,6 +146,19 @@ SCHEMAS = {
         }),
         "description": "the data of one `window` event: one line of JSON",
     },
+    "WindowErrorEvent": {
+        **_object({
+            "query": {"type": "string"},
+            "sequence": {"type": "integer", "minimum": 1, "description": "also the event's id"},
+            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "error": _object({"reason": {"enum": ["time_limit", "row_limit", "error"]},
+                              "message": {"type": "string"}}),
+            "closed_at_ms": {"type": "number"},
+            "reported_at_ms": {"type": "number"},
+        }),
+        "description": "the data of one `window-error` event (a window whose evaluation failed): one line "
+                       "of JSON",
+    },
 }
 
 RESPONSES = {
@@ -145,7 +169,8 @@ RESPONSES = {
     "409": _error("a late item (its timestamp and the watermark in the message), or a name already taken"),
     "413": _error("a body over the server's limit (--max-body)"),
     "415": _error("a body type the route does not take"),
-    "422": _error("a timestamp that would make one query report more than 100,000 windows at once"),
+    "422": _error("a timestamp that would make the queries report more than 100,000 windows in all at "
+                  "once"),
 }
 
 ITEM_BODY = {"schema": {"type": "string"}}
@@ -232,7 +257,9 @@ PATHS = {
         "get": {
             "operationId": "queryEvents", "summary": "The query's windows as Server-Sent Events",
             "description": "One `window` event per window: `id` its sequence number, `data` one line of "
-                           "JSON (#/components/schemas/WindowEvent). A `: ping` comment every 15 s. "
+                           "JSON (#/components/schemas/WindowEvent); a window whose evaluation failed is a "
+                           "`window-error` event instead, numbered the same way "
+                           "(#/components/schemas/WindowErrorEvent). A `: ping` comment every 15 s. "
                            "After `Last-Event-ID: n` (or `last_event_id=n`) the retained events after n "
                            "come first (the last 1000 per query).",
             "tags": ["queries"],

@@ -29,6 +29,7 @@ from endpoint.demo import RIVERS as DEMO_DATA
 from endpoint.http_protocol import HttpProtocol
 from endpoint.log_format import LOG_FORMATS, configure_logging
 from endpoint.settings import Settings
+from endpoint.shutdown import CloseOnce, serve_until_stopped
 from engine.api import Store
 
 log = logging.getLogger("rivulet.endpoint")
@@ -90,7 +91,11 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--timeout", type=float, default=30.0,
-                       help="seconds a query may run before it is cancelled with 503 (default 30)")
+                       help="seconds a query, an update or a window of a continuous query may run before "
+                            "it is stopped (503; a window is reported as failed) (default 30)")
+    serve.add_argument("--grace-period", type=float, default=5.0, metavar="S",
+                       help="on SIGTERM or SIGINT, seconds the queries, updates and windows then running "
+                            "may go on before they are stopped and the server exits (default 5)")
     serve.add_argument("--workers", type=int, default=8,
                        help="engine calls running at once in worker threads, per process (default 8)")
     serve.add_argument("--processes", type=int, default=1,
@@ -103,8 +108,8 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--max-body", type=float, default=64, metavar="MB",
                        help="largest request body accepted, in MB (default 64; 413 above it)")
     serve.add_argument("--max-rows", type=int, default=10_000_000, metavar="N",
-                       help="most rows one step of a query may produce (default 10,000,000; 503 above "
-                            "it; 0: no limit)")
+                       help="most rows one step of a query, an update or a window may produce (default "
+                            "10,000,000; 503 above it, a window is reported as failed; 0: no limit)")
     serve.add_argument("--read-only", action="store_true", help="refuse updates and graph store writes")
     serve.add_argument("--update-token", metavar="TOKEN",
                        help=f"require 'Authorization: Bearer TOKEN', or HTTP Basic credentials whose "
@@ -263,13 +268,11 @@ def run(args: argparse.Namespace) -> int:
             "service_endpoints": dict(store.service_endpoints)})
         uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes, **common)
         return 0
+    closing = CloseOnce(cluster.data, cluster.close) if cluster else CloseOnce(data, data and data.close)
     try:
-        uvicorn.run(create_app(store, settings, streams), **common)
+        serve_until_stopped(create_app(store, settings, streams), args.grace_period, closing, **common)
     finally:
-        if data is not None:
-            data.close()
-        if cluster is not None:
-            cluster.close()
+        closing()
     return 0
 
 
@@ -284,12 +287,19 @@ def _refusing_a_directory_in_use(open_directory, args: argparse.Namespace):
         raise SystemExit(f"rivulet serve: {exc}") from None
 
 
+def window_limits(args: argparse.Namespace) -> dict:
+    """The stream engine's bounds on each window (the options of
+    :class:`~engine.stream.StreamEngine`): a query's, recovery included."""
+    return {"timeout": args.timeout, "max_rows": args.max_rows or None}
+
+
 def open_data_directory(args: argparse.Namespace):
     """Recover the data directory (loading --data/--demo into a new one)."""
     from engine.durability import DataDirectory
 
     catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
     data = DataDirectory.open(Path(args.data_dir), catalog, sync=args.sync == "always",
-                              checkpoint_mb=args.checkpoint_mb, initial_files=data_files(args))
+                              checkpoint_mb=args.checkpoint_mb, initial_files=data_files(args),
+                              engine_options=window_limits(args))
     _add_service_aliases(data.store, args)
     return data

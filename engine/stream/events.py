@@ -3,6 +3,12 @@
 An event holds decoded terms and no serialisation: the endpoint writes the
 wire format (and caches it per event, however many subscribers read it).
 Events compare by identity, so a writer can key a cache on them.
+
+A window whose evaluation failed (over its time limit or its row budget)
+is reported too, by an event with an :class:`WindowError` and no answer:
+every window gets one event and one sequence number, so a subscriber sees
+each window exactly once, as a result or as an error, and resumes after
+either with ``Last-Event-ID``.
 """
 
 from __future__ import annotations
@@ -11,6 +17,16 @@ import time
 from dataclasses import dataclass, field
 
 from engine.rdf import Term
+
+
+@dataclass(frozen=True)
+class WindowError:
+    """Why a window has no result: ``reason`` is ``"time_limit"``,
+    ``"row_limit"`` or ``"error"`` (anything else the evaluation raised);
+    ``message`` says what happened in words."""
+
+    reason: str
+    message: str
 
 
 @dataclass(eq=False)
@@ -32,3 +48,5 @@ class WindowEvent:
     #: received, and when the window's result was ready
     closed_at: float = 0.0
     reported_at: float = field(default_factory=time.time)
+    #: why the window has no result (None: it has one)
+    error: WindowError | None = None

@@ -5,7 +5,14 @@ the shape it may share with other queries (:mod:`~engine.stream.shared_shape`),
 the dataset of one window (:mod:`~engine.stream.window_dataset`), what a
 window reports (:mod:`~engine.stream.report_policy`) and where the reports go
 (:mod:`~engine.stream.broadcast`). This class evaluates one window with them
-and numbers the events; the stream engine calls it under its lock.
+and numbers the events; the stream engine calls it under its lock, within
+the window's bounds (time, rows).
+
+An evaluation that fails changes nothing here: the answer is worked out
+before the sequence number, the report policy's previous rows and the
+incremental state move, so the engine reports the window as failed
+(:meth:`RunningQuery.fail`) and the next window is reported against the last
+one that was evaluated.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
-from engine.stream.events import WindowEvent
+from engine.stream.events import WindowError, WindowEvent
 from engine.stream.incremental import IncrementalWindows, delta_shape
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
@@ -68,6 +75,9 @@ class RunningQuery:
         self.sequence = 0
         self.registered_at = time.time()
         self.last_evaluation_ms: float | None = None
+        #: windows whose evaluation failed, per reason (since this process started), and the last one
+        self.failures: Counter[str] = Counter()
+        self.last_error: WindowEvent | None = None
         #: evaluation times and report delays of the windows published (for monitoring)
         self.stats = WindowStats()
         #: the query's pattern with constants abstracted, if it can share its plan
@@ -90,7 +100,7 @@ class RunningQuery:
             beside = merged(list(stored)) if stored else None
             change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
             if change is not None:
-                event = self._new_event(window)
+                event = self._new_event((window.start_ms, window.end_ms))
                 event.rows = self.policy.apply_change(*change)
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
             if beside is not None:
@@ -114,34 +124,62 @@ class RunningQuery:
 
     def report(self, solutions: Solutions, terms: QueryTerms, window: Window, closed_at: float,
                elapsed_ms: float) -> WindowEvent:
-        """The event of a window from its solutions; the clock moves on."""
-        query = self.spec.query
-        event = self._new_event(window)
-        if query.form == "ASK":
-            event.boolean = solutions.length > 0
-        elif query.form == "CONSTRUCT":
-            event.triples = self.policy.apply(construct(query.template, solutions, terms))
+        """The event of a window from its solutions; the clock moves on. The
+        answer is made before anything of the query's state changes (making
+        it may still fail)."""
+        form = self.spec.query.form
+        if form == "ASK":
+            answer: list | bool = solutions.length > 0
+        elif form == "CONSTRUCT":
+            answer = construct(self.spec.query.template, solutions, terms)
         else:
-            columns = [terms.decode_column(solutions.column(v)) for v in event.variables]
-            event.rows = self.policy.apply(list(zip(*columns, strict=True)) if columns
-                                           else [()] * solutions.length)
+            columns = [terms.decode_column(solutions.column(v)) for v in self.variable_names]
+            answer = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
+        event = self._new_event((window.start_ms, window.end_ms))
+        if form == "ASK":
+            event.boolean = answer
+        elif form == "CONSTRUCT":
+            event.triples = self.policy.apply(answer)
+        else:
+            event.rows = self.policy.apply(answer)
+        return self._close(event, closed_at, elapsed_ms)
+
+    def fail(self, close: int, closed_at: float, error: WindowError, elapsed_ms: float) -> WindowEvent:
+        """The event of the window closing at ``close`` whose evaluation
+        failed: numbered as any window, with ``error`` instead of an answer.
+        The report policy keeps the rows of the last window evaluated (an
+        ISTREAM or DSTREAM client's running total stays right), the next
+        window is evaluated in full, and the clock moves on."""
+        event = self._new_event(self._bounds(close))
+        event.error = error
+        self.failures[error.reason] += 1
+        self.last_error = event
+        if self.incremental is not None:
+            self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
     def report_rows(self, rows: list[tuple], window: Window, closed_at: float,
                     elapsed_ms: float) -> WindowEvent:
         """The event of a SELECT window whose rows were decoded already (by the
         group evaluation this query shares); the clock moves on."""
-        event = self._new_event(window)
+        event = self._new_event((window.start_ms, window.end_ms))
         event.rows = self.policy.apply(rows)
         if self.incremental is not None:
             self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
-    def _new_event(self, window: Window) -> WindowEvent:
-        """The next numbered event, for ``window``."""
+    def _new_event(self, bounds: tuple[int, int]) -> WindowEvent:
+        """The next numbered event, for the window of ``bounds`` (start, end ms)."""
         self.sequence += 1
-        return WindowEvent(self.spec.name, self.sequence, window.start_ms, window.end_ms,
-                           self.spec.query.form, self.variable_names)
+        return WindowEvent(self.spec.name, self.sequence, *bounds, self.spec.query.form, self.variable_names)
+
+    def _bounds(self, close: int) -> tuple[int, int]:
+        """The bounds a window closing at ``close`` is reported with; those
+        of a time window are known without reading it."""
+        if self.schedule.count is None:
+            return close - self.schedule.range_ms, close
+        window = read_window(self.spec, self.schedule, close)
+        return window.start_ms, window.end_ms
 
     def _close(self, event: WindowEvent, closed_at: float, elapsed_ms: float) -> WindowEvent:
         event.closed_at = closed_at
@@ -183,6 +221,15 @@ class RunningQuery:
         return {"incremental": True, "full_windows": costs.full_windows, "delta_windows": costs.delta_windows,
                 "full_ms_recent": costs.cost(False), "delta_ms_recent": costs.cost(True)}
 
+    def _last_error_json(self) -> dict | None:
+        """The last failed window: which, when, why."""
+        event = self.last_error
+        if event is None or event.error is None:
+            return None
+        return {"sequence": event.sequence, "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+                "reason": event.error.reason, "message": event.error.message,
+                "reported_at_ms": round(event.reported_at * 1000, 3)}
+
     def to_json(self) -> dict:
         spec = self.spec
         return {
@@ -198,6 +245,8 @@ class RunningQuery:
             ],
             "next_window_close": self.schedule.next_close(),
             "windows_reported": self.sequence,
+            "windows_failed": sum(self.failures.values()),
+            "last_error": self._last_error_json(),
             "last_evaluation_ms": self.last_evaluation_ms,
             "evaluation": self._evaluation_json(),
             "subscribers": len(self.broadcast),

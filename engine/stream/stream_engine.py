@@ -18,6 +18,15 @@ to it under the lock before it is applied, in the order applied, and the
 call returns once the journal says it is durable (waited for outside the
 lock, so one disk flush covers several requests).
 
+Every window is evaluated within the engine's bounds (``timeout`` seconds,
+``max_rows`` rows per step, and the server's :class:`~engine.store.Shutdown`),
+since it runs under the engine's lock: a window over them (or failing
+otherwise) is reported by an event with its error instead of an answer, and
+the query goes on with its next window; other queries and streams are not
+affected. The server's shutdown leaves the windows still due unevaluated:
+the request is answered (its batch is logged, and a data directory's
+recovery evaluates them at the next start).
+
 Events leave through each query's :class:`~engine.stream.broadcast.Broadcast`
 into subscriber queues that consumers drain on their own side: under its lock
 the engine never runs a consumer's code. Callers make one call per request
@@ -36,7 +45,14 @@ import numpy as np
 
 from engine.rdf import IRI
 from engine.sparql.syntax import ContinuousQuery, parse_registration
-from engine.store import StoreUnavailable
+from engine.store import (
+    QueryCancelled,
+    RowBudgetExceeded,
+    Shutdown,
+    StoreUnavailable,
+    deadline_check,
+    row_budget,
+)
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
@@ -45,7 +61,7 @@ from engine.stream.errors import (
     UnknownQuery,
     UnknownStream,
 )
-from engine.stream.events import WindowEvent
+from engine.stream.events import WindowError, WindowEvent
 from engine.stream.incremental import INCREMENTAL_MODES
 from engine.stream.items import Item, parse_items
 from engine.stream.registry import StreamDefinition, StreamState
@@ -57,7 +73,7 @@ from engine.stream.transient import StreamLog, TransientLog
 log = logging.getLogger("rivulet.streams")
 
 DEFAULT_RETAINED_EVENTS = 1000
-#: windows one query may report in one ingest request
+#: windows all queries together may report in one ingest request
 MAX_WINDOWS_AT_ONCE = 100_000
 #: how often the idle clock moves the watermark of idle wall-clock streams
 IDLE_TICK_SECONDS = 0.1
@@ -79,11 +95,18 @@ class StreamEngine:
     """Streams and continuous queries over one :class:`engine.api.Store`."""
 
     def __init__(self, store, retain_events: int = DEFAULT_RETAINED_EVENTS,
-                 incremental: str = "auto") -> None:
+                 incremental: str = "auto", timeout: float | None = None,
+                 max_rows: int | None = None) -> None:
+        """``timeout`` (seconds) and ``max_rows`` (rows one step may produce)
+        bound each window's evaluation; None: no bound."""
         if incremental not in INCREMENTAL_MODES:
             raise ValueError(f"incremental must be one of {INCREMENTAL_MODES}, not {incremental!r}")
         self.store = store
         self.retain_events = retain_events
+        self.timeout = timeout
+        self.max_rows = max_rows
+        #: the server's shutdown: once its grace has run out, a window being evaluated stops
+        self.shutdown = Shutdown()
         #: when queries evaluate windows from their change (:mod:`~engine.stream.incremental`)
         self.incremental = incremental
         self._lock = threading.RLock()
@@ -183,25 +206,33 @@ class StreamEngine:
                 "triples": sum(len(t) for _, t in stamped),
                 "watermark_ms": state.watermark,
                 "windows_fired": len(events),
+                "windows_failed": sum(1 for event in events if event.error is not None),
             }
         self._durable(position)
         return summary
 
     def _check_jump(self, state: StreamState, watermark: int) -> None:
-        """Refuse a watermark that would make one query report more than
-        MAX_WINDOWS_AT_ONCE windows in this request (a heartbeat in the wrong
-        unit, a clock in seconds...): every window must be reported, and that
-        many would hold the server for minutes."""
+        """Refuse a watermark that would make the queries report more than
+        MAX_WINDOWS_AT_ONCE windows together in this request (a heartbeat in
+        the wrong unit, a clock in seconds...): every window must be
+        reported, and that many would hold the server for minutes. The bound
+        is per request, whatever the number of queries reading the stream."""
+        pending: dict[str, int] = {}
         for running in self.queries.values():
-            if state not in running.streams:
-                continue
-            pending = running.schedule.windows_until(watermark)
-            if pending > MAX_WINDOWS_AT_ONCE:
-                raise TooManyWindows(
-                    f"timestamp {watermark} ms would close {pending} windows of query "
-                    f"{running.spec.name!r} at once (at most {MAX_WINDOWS_AT_ONCE}); send "
-                    "intermediate heartbeats, or check the timestamp's unit (milliseconds)"
-                )
+            if state in running.streams:
+                windows = running.schedule.windows_until(watermark)
+                if windows > 0:
+                    pending[running.spec.name] = windows
+        total = sum(pending.values())
+        if total > MAX_WINDOWS_AT_ONCE:
+            largest = sorted(pending.items(), key=lambda item: -item[1])[:3]
+            listed = ", ".join(f"{count:,} of query {name!r}" for name, count in largest)
+            more = f" and {len(pending) - len(largest)} more queries" if len(pending) > len(largest) else ""
+            raise TooManyWindows(
+                f"timestamp {watermark} ms would close {total:,} windows at once ({listed}{more}); "
+                f"one request may close at most {MAX_WINDOWS_AT_ONCE:,} windows of all queries together: "
+                "send intermediate heartbeats, or check the timestamp's unit (milliseconds)"
+            )
 
     def heartbeat(self, name: str, timestamp: int) -> dict:
         return self.ingest(name, [(timestamp, [])])
@@ -354,6 +385,15 @@ class StreamEngine:
         are evaluated once for all (:mod:`~engine.stream.shared_plan`), one
         window per round; the others run alone, all their due windows at once."""
         fired: list[WindowEvent] = []
+        try:
+            self._fire_rounds(received, fired)
+        except QueryCancelled:  # the server's shutdown (a time limit only fails its window)
+            log.warning("the server is shutting down: the windows still due are left to its next start "
+                        "(with a data directory, recovery evaluates them from the logged batches)")
+        return fired
+
+    def _fire_rounds(self, received: float, fired: list[WindowEvent]) -> None:
+        """Evaluate due windows, round after round, into ``fired``."""
         progress = True
         while progress:
             progress = False
@@ -371,16 +411,48 @@ class StreamEngine:
                 if len(group) == 1:
                     events = [self._evaluate(group[0], close, received)]
                 else:
-                    events = _waiting_for_store(lambda group=group, close=close: evaluate_group(
-                        group, group[0].shape, self.store.quad_store, close, received))
+                    events = self._evaluate_group(group, close, received)
                 for running, event in zip(group, events, strict=True):
                     self._publish(running, event, fired)
                 progress = True
-        return fired
 
     def _evaluate(self, running: RunningQuery, close: int, received: float) -> WindowEvent:
-        return _waiting_for_store(
-            lambda: running.evaluate(self.store.quad_store, self.store.service_client, close, received))
+        """The event of one window of one query, evaluated within the
+        engine's bounds; a window that fails is reported as failed."""
+        started = time.perf_counter()
+        try:
+            return _waiting_for_store(lambda: self._bounded(
+                lambda: running.evaluate(self.store.quad_store, self.store.service_client, close, received)))
+        except Exception as exc:
+            error = _window_error(exc)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            event = running.fail(close, received, error, elapsed_ms)
+            log.log(logging.ERROR if error.reason == "error" else logging.WARNING,
+                    "window %d of query %r, [%d, %d) ms, failed after %.2f s: %s: %s; the query goes on "
+                    "with its next window", event.sequence, running.spec.name, event.start_ms, event.end_ms,
+                    elapsed_ms / 1000, error.reason, error.message,
+                    exc_info=exc if error.reason == "error" else None)
+            return event
+
+    def _evaluate_group(self, group: list[RunningQuery], close: int, received: float) -> list[WindowEvent]:
+        """The events of the window closing at ``close`` of the queries of
+        one shared shape, from one evaluation within the engine's bounds; if
+        it fails, each query is evaluated alone (within its own bounds), so
+        that one query's failure is only its own."""
+        try:
+            return _waiting_for_store(lambda: self._bounded(lambda: evaluate_group(
+                group, group[0].shape, self.store.quad_store, close, received)))
+        except Exception as exc:
+            error = _window_error(exc)
+            log.warning("the shared evaluation of %d queries (%s) for the window closing at %d ms failed: "
+                        "%s: %s; each query is evaluated alone", len(group),
+                        ", ".join(repr(r.spec.name) for r in group), close, error.reason, error.message)
+        return [self._evaluate(running, close, received) for running in group]
+
+    def _bounded(self, evaluate):
+        """``evaluate()`` within the engine's bounds: its time limit starts now."""
+        with row_budget(self.max_rows, deadline_check(self.timeout, self.shutdown)):
+            return evaluate()
 
     def _publish(self, running: RunningQuery, event: WindowEvent, fired: list[WindowEvent]) -> None:
         running.publish(event)
@@ -390,7 +462,9 @@ class StreamEngine:
 
     def _emit(self, running: RunningQuery, event: WindowEvent) -> None:
         """The constructed triples of a window become an item of the output stream
-        at the window's close (queries reading it fire in the same loop). An
+        at the window's close (queries reading it fire in the same loop); a
+        failed window constructs none, but its close still moves that
+        stream's watermark, so the queries reading it are not held up. An
         output older than that stream's watermark (only possible if a producer
         also heartbeats it) cannot be reordered and is left out."""
         target = self._stream_by_iri(running.spec.output_stream)
@@ -482,6 +556,20 @@ class StreamEngine:
                     continue
                 if state.watermark is None or mark > state.watermark:
                     self._ingest(state, [(mark, [])], time.time(), from_producer=False)
+
+
+def _window_error(exc: Exception) -> WindowError:
+    """Why a window failed; raises again what must stop the request itself:
+    the server's shutdown, and a store that stayed unavailable (the window
+    then stays due and is evaluated by a later request)."""
+    stopping = isinstance(exc, QueryCancelled) and exc.reason == "shutdown"
+    if stopping or isinstance(exc, StoreUnavailable):
+        raise exc
+    if isinstance(exc, RowBudgetExceeded):
+        return WindowError("row_limit", str(exc))
+    if isinstance(exc, QueryCancelled) and exc.reason == "time_limit":
+        return WindowError("time_limit", f"evaluation stopped: {exc}")
+    return WindowError("error", f"{type(exc).__name__}: {exc}")
 
 
 def _waiting_for_store(evaluate):

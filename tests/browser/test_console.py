@@ -189,3 +189,41 @@ def test_writes_to_a_token_server_use_the_token_field(browser, shot):
         context.close()
         server.server.should_exit = True
         server.join()
+
+
+def test_a_window_over_the_row_limit_shows_as_failed_and_the_next_one_as_usual(browser, shot):
+    store = Store()
+    server = Server(store, Settings(max_rows=100))
+    server.start()
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        http = httpx.Client(base_url=server.url, timeout=10)
+        assert http.put("/streams/gauges", json={"iri": f"{EX}gauges"}).status_code == 201
+        page.goto(server.url + "/")
+        type_query(page, f"""PREFIX ex: <{EX}>
+REGISTER RSTREAM pairs AS SELECT ?a ?b FROM NAMED WINDOW ex:w ON <{EX}gauges> [RANGE PT5S STEP PT5S]
+WHERE {{ WINDOW ex:w {{ ?a ex:levelCm ?x . ?b ex:levelCm ?y }} }}""")
+        card = page.locator(".live-query[data-name=pairs]")
+        expect(card.locator(".live-status")).to_have_text("listening")
+        many = [(1700000001000 + i, f"gauge-{i}", i) for i in range(20)]  # 20 x 20 pairs: over 100 rows
+        posted = http.post("/streams/gauges", headers={"Content-Type": BATCH},
+                           content=readings(*many) + "\n1700000005000\n")
+        assert posted.json()["windows_failed"] == 1, posted.text
+        failed = card.locator(".window-log li.window-failed")
+        expect(failed).to_have_count(1)
+        expect(failed).to_contain_text("failed, a step of the query would hold 400 rows; the limit is 100")
+        expect(card.locator(".live-status")).to_have_text("window 1 failed")
+        posted = http.post("/streams/gauges", headers={"Content-Type": BATCH},
+                           content=readings((1700000006000, "gauge-koblenz", 312)) + "\n1700000010000\n")
+        assert posted.json()["windows_failed"] == 0, posted.text
+        expect(card.locator(".window-title")).to_contain_text("Window 2")
+        expect(card.locator(".window-log li")).to_have_count(2)
+        shot(page, "failed-window")
+        assert not errors, errors
+    finally:
+        context.close()
+        server.server.should_exit = True
+        server.join()
