@@ -86,7 +86,7 @@ async def body_cut_off(request: Request, exc: ClientDisconnect) -> Response:
     every route reads its whole body before it acts."""
     client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
     why = ("did not arrive whole in time (--request-timeout)" if request.scope.get(REQUEST_TIMED_OUT)
-           else "ended before its end: the client left")
+           else "stopped short: the client left")
     log.warning("%s %s from %s: the request body %s; nothing was done", request.method,
                 request.url.path, client, why)
     return Response(status_code=CLIENT_CLOSED)
