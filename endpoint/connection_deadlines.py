@@ -102,7 +102,8 @@ class ConnectionDeadlines:
     _send_timer: asyncio.TimerHandle | None = None
     _send_buffered = 0
     _linger_timer: asyncio.TimerHandle | None = None
-    _request_started = 0.0
+    #: when the request under way began (loop time); None: none is
+    _request_started: float | None = None
     _body_bytes = 0
     #: the head of the request under way has arrived (its cycle is ``self.cycle``)
     _head_read = False
@@ -168,12 +169,16 @@ class ConnectionDeadlines:
 
     # --------------------------------------------------------- request clock
     def request_begun(self) -> None:
-        """The first byte of a request arrived: its clock starts (unless running)."""
+        """The first byte of a request arrived: its clock starts (unless running).
+        One timer serves the connection's requests in turn: it is armed only
+        when none is pending (a timer costs microseconds, a request a few
+        hundred), and when it fires it looks at the request under way then."""
         self._head_read = False
-        if self._request_timer is None:
+        if self._request_started is None:
             self._request_started = self.loop.time()
             self._body_bytes = 0
-            self._request_timer = self.loop.call_later(self.request_timeout, self._request_overdue)
+            if self._request_timer is None:
+                self._request_timer = self.loop.call_later(self.request_timeout, self._request_overdue)
 
     def head_received(self) -> None:
         """The request's head arrived: ``self.cycle`` is the request's."""
@@ -189,20 +194,21 @@ class ConnectionDeadlines:
     def request_received(self) -> None:
         """The request arrived whole: no clock runs until the next one begins."""
         self._head_read = False
-        if self._request_timer is not None:
-            self._request_timer.cancel()
-            self._request_timer = None
+        self._request_started = None
 
     def _stop_waiting(self) -> None:
         """No request, nor the next one, is waited for any more."""
         self.request_received()
+        if self._request_timer is not None:
+            self._request_timer.cancel()
+            self._request_timer = None
         if self.timeout_keep_alive_task is not None:
             self.timeout_keep_alive_task.cancel()
             self.timeout_keep_alive_task = None
 
     def _request_overdue(self) -> None:
         self._request_timer = None
-        if self.transport.is_closing():
+        if self._request_started is None or self.transport.is_closing():
             return
         now = self.loop.time()
         if self._server_behind():  # the client waits for the server: its clock starts again
@@ -250,7 +256,7 @@ class ConnectionDeadlines:
         raw = self.raw_transport
         if self.lingering or raw.is_closing():
             return
-        arriving = self._request_timer is not None
+        arriving = self._request_started is not None
         self._stop_waiting()  # the send clock goes on: close() waits for the client to take the rest
         if not arriving or not raw.can_write_eof():
             raw.close()
