@@ -224,13 +224,15 @@ class ConnectionDeadlines:
 
     def _server_behind(self) -> bool:
         """Whether the server, not the client, holds the request up: it paused
-        reading, or an answer whose request arrived whole is being made or
-        written (an earlier pipelined one, or an event stream)."""
+        reading, it has not yet asked for a body the client holds back until
+        then (``Expect: 100-continue``), or an answer whose request arrived
+        whole is being made or written (an earlier pipelined one, an event
+        stream)."""
         if self.flow.read_paused:
             return True
         cycle = self.cycle
         return (cycle is not None and not cycle.response_complete
-                and (cycle.response_started or not cycle.more_body))
+                and (cycle.response_started or not cycle.more_body or cycle.waiting_for_100_continue))
 
     def _close_slow_request(self, waited: float) -> None:
         """408 and close, unless the request was already answered; the
