@@ -40,6 +40,10 @@ def _error(description: str) -> dict:
     return {"description": description, "content": TEXT}
 
 
+#: a window event's id, as a client resumes after it
+EVENT_ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
+
+
 def _errors(*codes: str) -> dict:
     return {code: {"$ref": f"#/components/responses/{code}"} for code in codes}
 
@@ -264,14 +268,14 @@ PATHS = {
                            "come first (the last 1000 per query).",
             "tags": ["queries"],
             "parameters": [
-                {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string", "pattern": "^[0-9]+$"},
-                 "description": "resume after this sequence number"},
-                {"name": "last_event_id", "in": "query", "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                {"name": "Last-Event-ID", "in": "header", "schema": EVENT_ID,
+                 "description": "resume after this sequence number (anything else: 400)"},
+                {"name": "last_event_id", "in": "query", "schema": EVENT_ID,
                  "description": "the same, for clients that cannot set the header"},
             ],
             "responses": {"200": {"description": "the event stream, open until the query is unregistered",
                                   "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                          **_errors("404")},
+                          **_errors("400", "404")},
         },
     },
     "/admin/checkpoint": {

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import uvicorn
 
+from endpoint import connection_deadlines as connections
 from endpoint.app import create_app
 from endpoint.demo import RIVERS as DEMO_DATA
-from endpoint.http_protocol import HttpProtocol
+from endpoint.http_protocol import http_protocol
 from endpoint.log_format import LOG_FORMATS, configure_logging
 from endpoint.settings import Settings
 from endpoint.shutdown import CloseOnce, serve_until_stopped
@@ -122,9 +123,32 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
                        help="let SERVICE and LOAD call this host or network although it is not a public "
                             "address (repeatable; loopback, private and link-local are refused otherwise)")
     serve.add_argument("--no-service", action="store_true", help="refuse every SERVICE call (403)")
+    serve.add_argument("--keep-alive-timeout", type=seconds, default=connections.DEFAULT_KEEP_ALIVE_TIMEOUT,
+                       metavar="SECONDS",
+                       help="close a connection with no request under way (before its first one or "
+                            "between two) after this many seconds (default "
+                            f"{connections.DEFAULT_KEEP_ALIVE_TIMEOUT:g})")
+    serve.add_argument("--request-timeout", type=seconds, default=connections.DEFAULT_REQUEST_TIMEOUT,
+                       metavar="SECONDS",
+                       help="a request's head and body must arrive within this many seconds of its first "
+                            "byte, plus one per 64 KiB of body received, else 408 and the connection is "
+                            f"closed (default {connections.DEFAULT_REQUEST_TIMEOUT:g})")
+    serve.add_argument("--send-timeout", type=seconds, default=connections.DEFAULT_SEND_TIMEOUT,
+                       metavar="SECONDS",
+                       help="cut off a client that takes nothing of what the server writes to it for this "
+                            "many seconds; an event-stream subscriber is then dropped (default "
+                            f"{connections.DEFAULT_SEND_TIMEOUT:g})")
     serve.add_argument("--base-url", metavar="URL",
                        help="the server's public base URL, for the IRIs and Location headers it makes "
                             "(default: the address clients connect to; never the Host header)")
+
+
+def seconds(text: str) -> float:
+    """A duration option: a number of seconds above 0."""
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text!r}")
+    return value
 
 
 def data_files(args: argparse.Namespace) -> list[Path]:
@@ -257,9 +281,11 @@ def run(args: argparse.Namespace) -> int:
         log.info("%s", banner)
     else:
         print(banner, flush=True)
-    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1
+    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1;
+    # idle, slow and unread connections closed (endpoint/connection_deadlines.py)
     common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log,
-              "http": HttpProtocol, **uvicorn_logging}
+              "http": http_protocol(args.request_timeout, args.send_timeout),
+              "timeout_keep_alive": args.keep_alive_timeout, **uvicorn_logging}
     if args.processes > 1:
         if directory is None:
             raise SystemExit("rivulet serve: --processes above 1 needs data (--data, --demo or --store)")

@@ -370,11 +370,13 @@ class StreamEngine:
         ``after_sequence`` (``Last-Event-ID``) come first."""
         return self.query(name).subscribe(after_sequence, capacity)
 
-    def unsubscribe(self, name: str, subscription: Subscription) -> None:
-        """The consumer of ``subscription`` went away (nothing to do if the query is gone)."""
+    def unsubscribe(self, name: str, subscription: Subscription, stalled: bool = False) -> None:
+        """The consumer of ``subscription`` went away (nothing to do if the
+        query is gone); ``stalled``: it was cut off for not reading, which
+        counts it among the dropped subscribers."""
         running = self.queries.get(name)
         if running is not None:
-            running.broadcast.unsubscribe(subscription)
+            running.broadcast.unsubscribe(subscription, stalled)
 
     # ----------------------------------------------------------------- firing
     def _fire_due(self, received: float) -> list[WindowEvent]:

@@ -41,6 +41,10 @@ FIRST_SLICE = 0.05
 #: seconds between two questions to the checkpoint while a helper matches
 POLL = 0.05
 
+#: the digits of a ``$N`` group reference (str.isdigit() also takes superscripts,
+#: which int() refuses, and other scripts' digits, which XPath does not)
+_DIGITS = frozenset("0123456789")
+
 _FLAG_BITS = {"s": regex.DOTALL, "m": regex.MULTILINE, "i": regex.IGNORECASE, "x": 0, "q": 0}
 
 _CATEGORIES = frozenset(
@@ -183,11 +187,11 @@ def _replacement_parts(replacement: str, groups: int) -> tuple[str | int, ...]:
             text.append(replacement[i + 1])
             i += 2
         elif c == "$":
-            if i + 1 >= n or not replacement[i + 1].isdigit():
+            if i + 1 >= n or replacement[i + 1] not in _DIGITS:
                 raise ExprError("'$' in replacement string must be followed by a digit")
             number = int(replacement[i + 1])
             i += 2
-            while i < n and replacement[i].isdigit() and number * 10 + int(replacement[i]) <= groups:
+            while i < n and replacement[i] in _DIGITS and number * 10 + int(replacement[i]) <= groups:
                 number = number * 10 + int(replacement[i])
                 i += 1
             if text:
