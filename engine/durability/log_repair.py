@@ -171,8 +171,9 @@ def truncate(plan: Truncation, catalog: Catalog) -> None:
     """Do what ``plan`` says (see the module's docstring for the order)."""
     target = plan.report.path / DROPPED / f"from-lsn-{plan.lsn}"
     target.mkdir(parents=True, exist_ok=True)
-    if plan.cut is not None:
-        segment, offset = plan.cut
+    cut = plan.cut if plan.cut is not None and plan.cut[0] not in plan.later_segments else None
+    if cut is not None:  # (a segment cut at its first byte goes whole, with the later ones)
+        segment, offset = cut
         with segment.open("rb") as source:
             source.seek(offset)
             tail = source.read()
@@ -184,10 +185,10 @@ def truncate(plan: Truncation, catalog: Catalog) -> None:
     for segment in reversed(plan.later_segments):
         os.replace(segment, target / segment.name)
     fsync_directory(target)
-    if plan.cut is not None:
-        fd = os.open(plan.cut[0], os.O_WRONLY)
+    if cut is not None:
+        fd = os.open(cut[0], os.O_WRONLY)
         try:
-            os.ftruncate(fd, plan.cut[1])
+            os.ftruncate(fd, cut[1])
             os.fsync(fd)
         finally:
             os.close(fd)
