@@ -170,7 +170,7 @@ def scan_log(directory: Path, after: int = 0, upto: int | None = None) -> LogSca
         if problem == "bad" and not later and upto is None and _is_torn(data, at, previous):
             scan.torn = TornTail(path, at, len(data) - at)
             continue
-        what = problem if problem != "bad" else _what_is_bad(data, at, later)
+        what = problem if problem != "bad" else _what_is_bad(data, at, previous, later)
         if previous + 1 <= after and later and _first_lsn(later[0]) <= after + 1:
             log.info("%s: %s at byte %d, among records a checkpoint holds (nothing is lost)",
                      path.name, what, at)
@@ -278,7 +278,7 @@ def _is_torn(data: bytes, at: int, previous: int) -> bool:
     return data[-1] == 0  # written to its length: torn only if its end is pages never written
 
 
-def _what_is_bad(data: bytes, at: int, later: list[Path]) -> str:
+def _what_is_bad(data: bytes, at: int, previous: int, later: list[Path]) -> str:
     if at + HEADER.size > len(data):
         what = f"a record's header is cut short ({len(data) - at} bytes)"
     else:
@@ -287,7 +287,9 @@ def _what_is_bad(data: bytes, at: int, later: list[Path]) -> str:
                 if at + HEADER.size + length > len(data) else "a record's checksum does not match")
     if later:
         return f"{what}, in a segment that is not the last (so not a torn write)"
-    return f"{what}, and it is not a torn write (whole records follow it, or it is whole itself)"
+    if _next_frame(data, at + 1, previous) is not None:
+        return f"{what}, and whole records follow it (so it is not a torn write)"
+    return f"{what}, and it was written whole (so it is not a torn write: it may have been acknowledged)"
 
 
 def _damage(path: Path, data: bytes, at: int, what: str, first_lost: int, previous: int,

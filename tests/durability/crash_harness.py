@@ -728,7 +728,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("rivulet").setLevel(logging.ERROR)  # a torn tail cut at every other restart
     started = time.monotonic()
-    figures = run_harness(args.restarts, args.seed, args.writes, args.deadline, log=print)
+    figures = run_harness(args.restarts, args.seed, args.writes, args.deadline,
+                          log=lambda line: print(line, flush=True))
     print(figures.summary() + f"; {time.monotonic() - started:.0f} s")
     for failure in figures.failures[:20]:
         print("FAILED:", failure)
