@@ -671,6 +671,93 @@ def fault_recovery(run: Run, index: int, case_dir: Path, figures: Figures, rng: 
     return True
 
 
+# ------------------------------------------------- the coordinator's log
+def compaction_steps() -> dict[str, Callable[[], None]]:
+    """Where a cluster coordinator's log compaction can be killed."""
+    from pathlib import Path as _Path
+
+    from engine.cluster import coordinator_log
+
+    def compacted(path, *_a, **_k) -> bool:
+        return str(path).endswith(".partial")
+
+    def segment(path, *_a, **_k) -> bool:
+        return str(path).endswith(".log")
+
+    return {
+        "after the new segment": lambda: kill_at(coordinator_log.WriteAheadLog, "rotate", "after"),
+        "before compacted.json is renamed": lambda: kill_at(_Path, "rename", "before", only=compacted),
+        "after compacted.json": lambda: kill_at(coordinator_log, "fsync_directory", "after"),
+        "after one old segment is removed": lambda: kill_at(_Path, "unlink", "after", only=segment),
+    }
+
+
+def fault_compaction(work: Path, figures: Figures, rng: random.Random, step: str) -> None:
+    """Commits logged by a coordinator (a restart between some), a torn commit
+    at the end half the time, then a compaction killed at ``step``: the
+    restarted log must hold every commit logged, with its terms."""
+    import numpy as np
+
+    from engine.cluster.coordinator_log import Changes, CoordinatorLog
+    from engine.cluster.shard_ops import Op
+    from engine.rdf import MemoryTermDictionary
+
+    directory = work / "coordinator"
+    shutil.rmtree(directory, ignore_errors=True)
+    commits = rng.randint(3, 12)
+    spelled: dict[int, str] = {}
+
+    def log_commits(log: CoordinatorLog, versions: range) -> None:
+        for version in versions:
+            ids = [log.terms.encode(IRI(f"{EX}c{version}-{n}")) for n in range(3)]
+            spelled.update({i: f"{EX}c{version}-{n}" for n, i in enumerate(ids)})
+            log.log(version, [Op("add", 0, tuple(np.array([i]) for i in ids))])
+
+    middle = rng.randint(1, commits - 1)
+    log = CoordinatorLog(directory, MemoryTermDictionary(), 0, sync=False)
+    log_commits(log, range(1, middle + 1))
+    log.close()
+    log = CoordinatorLog(directory, MemoryTermDictionary(), 0, sync=False)  # a new segment
+    log_commits(log, range(middle + 1, commits + 1))
+    log.close()
+    if rng.random() < 0.5:  # a commit torn by a kill before the compaction's restart
+        last = max(directory.glob("*.log"))
+        with last.open("ab") as out:
+            out.write(b"\x00" * rng.randint(1, 30))
+    # (a segment goes only if every commit in it is at or before upto)
+    upto = rng.randint(middle if step.startswith("after one old segment") else 1, commits)
+
+    def body() -> None:
+        opened = CoordinatorLog(directory, MemoryTermDictionary(), 0, sync=False)
+        opened.compact(upto, Changes(upto))
+
+    try:
+        run_child(body, compaction_steps()[step])
+    except ChildNotKilled as exc:
+        figures.failures.append(f"compaction killed {step}: not killed there: {exc}")
+        return
+    figures.cases["compaction"] += 1
+    figures.restarts += 1
+    started = time.monotonic()
+    try:
+        terms = MemoryTermDictionary()
+        log = CoordinatorLog(directory, terms, 0, sync=False)
+    except Exception as exc:
+        figures.failures.append(f"compaction killed {step}: the coordinator log did not open: {exc}")
+        return
+    figures.recovery_seconds.append(time.monotonic() - started)
+    try:
+        kept = [version for version, _ in log.commits_after(log.compacted.version)]
+        expected = list(range(log.compacted.version + 1, commits + 1))
+        wrong_terms = [i for i, name in spelled.items() if str(terms.decode(i)) != f"<{name}>"]
+        if log.version != commits or kept != expected or wrong_terms:
+            figures.acknowledged_lost += max(0, commits - log.version) + len(wrong_terms)
+            figures.failures.append(f"compaction killed {step}: version {log.version} of {commits}, commits "
+                                    f"{kept} not {expected}, {len(wrong_terms)} terms wrong")
+    finally:
+        log.close()
+
+
 # ------------------------------------------------------------------ driver
 def run_harness(restarts: int, seed: int, writes: int = 120, deadline_s: float = 3600.0,
                 work: Path | None = None, log: Callable[[str], None] = lambda _line: None) -> Figures:
@@ -702,6 +789,7 @@ def _faults_of_a_run(run: Run, case_dir: Path, figures: Figures, rng: random.Ran
     """Every record boundary and a torn record after it; flips, gaps and kills at a sample of the copies."""
     steps = list(checkpoint_steps())
     recovery = ["after the torn tail is cut", "in the middle of the replay"]
+    compaction = list(compaction_steps())
     flips = 0
     for index in range(len(run.images)):
         if figures.restarts >= restarts or time.monotonic() >= stop_at:
@@ -717,6 +805,8 @@ def _faults_of_a_run(run: Run, case_dir: Path, figures: Figures, rng: random.Ran
             fault_checkpoint(run, index, case_dir, figures, rng, steps[index % len(steps)])
         if rng.random() < 0.15:
             fault_recovery(run, index, case_dir, figures, rng, recovery[index % len(recovery)])
+        if rng.random() < 0.1:
+            fault_compaction(case_dir.parent, figures, rng, compaction[index % len(compaction)])
 
 
 def main(argv: list[str] | None = None) -> int:
