@@ -270,6 +270,49 @@ def test_the_catalog_forgets_rows_of_records_the_log_does_not_hold(tmp_path):
     data.close()
 
 
+def test_damage_in_a_segment_the_checkpoint_holds_loses_nothing(tmp_path):
+    """A crash may leave segments a checkpoint replaced; damage there is no reason to refuse."""
+    data = DataDirectory.open(tmp_path)
+    for value in range(5):
+        insert(data, value)
+    old = data.wal.segments()[0]
+    kept = bytearray(old.read_bytes())
+    data.checkpoint()
+    insert(data, 5)
+    crash(data)
+    kept[len(kept) // 2] ^= 0x10
+    old.write_bytes(bytes(kept))  # left behind by a crash before its removal, and damaged since
+    data = DataDirectory.open(tmp_path)
+    assert values(data) == {str(v) for v in range(6)}
+    data.close()
+
+
+def test_recover_refuses_a_truncation_point_it_cannot_honour(tmp_path, capsys):
+    from endpoint.cli import main
+
+    data = DataDirectory.open(tmp_path)
+    for value in range(3):
+        insert(data, value)
+    data.checkpoint()
+    insert(data, 3)
+    data.close()
+    assert main(["recover", "--data-dir", str(tmp_path)]) == 0
+    assert "state: whole" in capsys.readouterr().out
+    for lsn, why in ((3, "in the checkpoint"), (6, "give an LSN from 4 to 5")):
+        with pytest.raises(SystemExit, match=why):
+            main(["recover", "--data-dir", str(tmp_path), "--truncate-at", str(lsn)])
+    with pytest.raises(SystemExit, match="--yes needs --truncate-at"):
+        main(["recover", "--data-dir", str(tmp_path), "--yes"])
+    data = DataDirectory.open(tmp_path)
+    with pytest.raises(SystemExit, match="in use by another process"):
+        main(["recover", "--data-dir", str(tmp_path)])
+    data.close()
+    assert main(["recover", "--data-dir", str(tmp_path), "--truncate-at", "4", "--yes"]) == 0
+    data = DataDirectory.open(tmp_path)
+    assert values(data) == {"0", "1", "2"}  # the insert after the checkpoint (LSN 4) dropped
+    data.close()
+
+
 # --------------------------------------------------- the cluster's logs
 def test_the_coordinator_log_cuts_a_torn_first_record_too(tmp_path):
     import numpy as np
