@@ -263,9 +263,9 @@ def _lost_definitions(kept: list[LogRecord], dropped: list[LogRecord], lsn: int,
             continue
         seen.add((kind, name))
         if kind == "declare" and name in declared_before and ("declare", name) not in kept_names:
-            warnings.append(f"stream {name!r} was declared again at LSN {record.lsn} (dropped) and the "
-                            "catalog keeps that newer definition: declare the stream again "
-                            f"(PUT /streams/{name}) if it should be the older one")
+            warnings.append(f"stream {name!r} was declared again at LSN {record.lsn} (dropped); the catalog "
+                            "keeps the definition that declaration gave: if it changed the stream, declare "
+                            f"the stream again with its earlier definition (PUT /streams/{name})")
         registered_again = any(other.lsn > record.lsn and subject == ("register", name)
                                for other, subject in subjects)
         if kind == "unregister" and registered_again and ("register", name) not in kept_names:
