@@ -54,7 +54,7 @@ from engine.catalog import Catalog
 from engine.durability import records
 from engine.durability.checkpoint import write_checkpoint
 from engine.durability.directory_lock import DirectoryLock
-from engine.durability.log_scan import LogDamaged, read_frames, recover_log, scan_log
+from engine.durability.log_scan import Damage, LogDamaged, read_frames, recover_log, scan_log
 from engine.durability.wal import WriteAheadLog, frame, fsync_directory
 from engine.rdf import format_term, parse_term
 from engine.store import Change
@@ -325,7 +325,7 @@ def _read_log(path: Path, catalog: Catalog, checkpoint_lsn: int) -> list[tuple[i
     return [(record.lsn, record.payload) for record in scan.records]
 
 
-def damaged_message(path: Path, damage) -> str:
+def damaged_message(path: Path, damage: Damage) -> str:
     """What an operator is told when the log of ``path`` is damaged."""
     return (f"the log of data directory {path} is damaged: {damage.describe()}. Nothing was changed: "
             "starting would lose or misorder acknowledged writes. See the damage with "
