@@ -801,7 +801,7 @@ def _faults_of_a_run(run: Run, case_dir: Path, figures: Figures, rng: random.Ran
         if rng.random() < 0.5:
             flips += fault_flip(run, index, case_dir, figures, rng, tail=rng.random() < 0.25,
                                 cli=flips % 10 == 9)
-        if rng.random() < 0.15:
+        if rng.random() < 0.4:  # (possible only with two segments after the checkpoint)
             fault_gap(run, index, case_dir, figures, rng)
         if rng.random() < 0.3:
             fault_checkpoint(run, index, case_dir, figures, rng, steps[index % len(steps)])
