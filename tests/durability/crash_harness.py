@@ -51,7 +51,12 @@ in this process, timed) and a check:
   exactly the acknowledged writes;
 - ``recovery``: a child is SIGKILLed during recovery (after cutting a torn
   tail, in the middle of replaying the log): the next restart holds the
-  same.
+  same;
+- ``compaction``: a cluster coordinator's log (commits logged over two
+  segments, a torn commit at the end half the time) is compacted by a child
+  SIGKILLed after the new segment, before or after ``compacted.json`` or
+  after an old segment is removed: the reopened log holds every commit
+  logged, with the spelling of every term it introduced.
 
 Each fault point a child must reach is checked: a child that is not
 killed there fails the case (a refactoring that moves a step is seen).
