@@ -341,6 +341,31 @@ def test_the_coordinator_log_cuts_a_torn_first_record_too(tmp_path):
         log.close()
 
 
+def test_a_shard_log_cuts_a_torn_first_record_too(tmp_path):
+    from engine.cluster.shard_files import ShardFiles
+
+    def reopen():
+        return ShardFiles.recover(tmp_path, 0, 1, None, sync=False)
+
+    files, state, _ = reopen()
+    files.log_commit(1, [], {})
+    files.close()
+    files, state, _ = reopen()  # segment 2 on
+    files.close()
+    segment = next(tmp_path.rglob(f"{2:020d}.log"))
+    segment.write_bytes(frame(2, b"x" * 4000)[:1000])
+    files, state, _ = reopen()
+    assert state.version == 1
+    for version in (2, 3):
+        files.log_commit(version, [], {})
+        state.apply(version, [], {})
+    files.close()
+    for _ in range(2):
+        files, state, report = reopen()
+        assert state.version == 3 and report["replayed"] == 3
+        files.close()
+
+
 # --------------------------------------------------------- the harness
 def test_crash_harness_loses_no_acknowledged_write_and_keeps_no_refused_one(tmp_path):
     """A bounded sample of the harness (``python -m tests.durability.crash_harness``
