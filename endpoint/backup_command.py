@@ -21,12 +21,13 @@ from endpoint.serve import CATALOG_VARIABLE
 def run(args: argparse.Namespace) -> int:
     from engine.catalog import CatalogError
     from engine.durability.backup import backup
+    from engine.durability.log_scan import LogDamaged
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
     try:
         report = backup(Path(args.data_dir), Path(args.dest), catalog)
-    except (FileNotFoundError, FileExistsError, CatalogError) as exc:
+    except (FileNotFoundError, FileExistsError, CatalogError, LogDamaged) as exc:
         raise SystemExit(f"rivulet backup: {exc}") from None
     start = "no checkpoint" if report.checkpoint_lsn is None else f"checkpoint {report.checkpoint_lsn}"
     print(f"backup of {args.data_dir} in {args.dest}: {start}, log records up to {report.last_lsn} "

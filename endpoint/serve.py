@@ -303,13 +303,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refusing_a_directory_in_use(open_directory, args: argparse.Namespace):
-    """``open_directory(args)``; another server using the directory is a clear
-    refusal (exit status 1 and why), not a traceback."""
-    from engine.durability import DirectoryInUse
+    """``open_directory(args)``; another server using the directory, or a
+    damaged log, is a clear refusal (exit status 1 and why), not a traceback."""
+    from engine.durability import DirectoryInUse, LogDamaged
 
     try:
         return open_directory(args)
-    except DirectoryInUse as exc:
+    except (DirectoryInUse, LogDamaged) as exc:
         raise SystemExit(f"rivulet serve: {exc}") from None
 
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -141,6 +141,22 @@ class Catalog:
                          row.sequence, row.policy_state, row.events)
                 for row in session.scalars(statement)
             ]
+
+    def forget_log_from(self, lsn: int) -> tuple[list[str], list[str], list[str]]:
+        """Forget what log records at or after ``lsn`` did here, since the log no
+        longer holds them (they were never acknowledged, or ``rivulet recover``
+        cut them): streams declared and queries registered at or after it go,
+        queries dropped at or after it are registered again. Returns the names
+        of (streams removed, queries removed, queries undropped)."""
+        with self._transaction(f"forgetting the log from LSN {lsn}") as session:
+            streams = list(session.scalars(select(Stream.name).where(Stream.declared_lsn >= lsn)))
+            queries = list(session.scalars(select(Query.name).where(Query.registered_lsn >= lsn)))
+            undropped = list(session.scalars(select(Query.name).where(
+                Query.dropped_lsn >= lsn, Query.registered_lsn < lsn)))
+            session.execute(delete(Stream).where(Stream.declared_lsn >= lsn))
+            session.execute(delete(Query).where(Query.registered_lsn >= lsn))
+            session.execute(update(Query).where(Query.dropped_lsn >= lsn).values(dropped_lsn=None))
+            return sorted(streams), sorted(queries), sorted(undropped)
 
     # checkpoints
 

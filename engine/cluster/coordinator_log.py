@@ -34,7 +34,8 @@ from pathlib import Path
 
 from engine.cluster.shard_ops import Op, op_ids
 from engine.durability.directory_lock import DirectoryLock
-from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
+from engine.durability.log_scan import LogDamaged, recover_log, scan_log
+from engine.durability.wal import WriteAheadLog, fsync_directory
 from engine.rdf import format_term, parse_term
 
 COMPACTED = "compacted.json"
@@ -75,6 +76,7 @@ class CoordinatorLog:
             self.version = self.compacted.version
             #: the streams-log position of the last stream batch committed
             self.last_batch = self.compacted.last_batch
+            recover_log(directory, self.compacted.version)  # a torn tail is cut, damage refused
             for version, spelled, _, batch in self.records():
                 for term_id, spelling in spelled:
                     terms.restore(term_id, parse_term(spelling))
@@ -101,10 +103,12 @@ class CoordinatorLog:
     def records(self) -> Iterator[tuple[int, list[tuple[int, str]], list[Op], int | None]]:
         """(version, new terms, ops, the batch it absorbs or None) of every
         logged commit after the compacted ones, in order."""
-        for path in sorted(self.directory.glob("*.log")):
-            for lsn, payload in read_segment(path):
-                if lsn > self.compacted.version:  # a crash may leave compacted segments behind
-                    yield pickle.loads(payload)
+        scan = scan_log(self.directory, self.compacted.version)  # a crash may leave compacted segments behind
+        if scan.damage is not None:
+            raise LogDamaged(f"the coordinator log in {self.directory} is damaged: {scan.damage.describe()}",
+                             scan.damage)
+        for record in scan.records:
+            yield pickle.loads(record.payload)
 
     def commits_after(self, version: int) -> Iterator[tuple[int, list[Op]]]:
         for logged, _, ops, _ in self.records():

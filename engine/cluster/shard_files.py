@@ -30,7 +30,8 @@ import numpy as np
 from engine.cluster.shard_ops import ShardOp
 from engine.cluster.shard_state import ShardState, open_base
 from engine.cluster.shard_streams import ShardStreams
-from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
+from engine.durability.log_scan import recover_log
+from engine.durability.wal import WriteAheadLog, fsync_directory
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
 from engine.store.layered_graph import Delta, LayeredGraph
@@ -77,12 +78,10 @@ class ShardFiles:
         version, graphs, streams = _read_checkpoint(directory, loaded)
         state = ShardState(shard, shards, graphs, version, streams)
         replayed = 0
-        for path in sorted((directory / "wal").glob("*.log")):
-            for lsn, payload in read_segment(path):
-                if lsn > state.version:
-                    commit_version, ops, retain = pickle.loads(payload)
-                    state.apply(commit_version, ops, retain)
-                    replayed += 1
+        for record in recover_log(directory / "wal", state.version).records:  # torn tail cut, damage refused
+            commit_version, ops, retain = pickle.loads(record.payload)
+            state.apply(commit_version, ops, retain)
+            replayed += 1
         wal = WriteAheadLog(directory / "wal", state.version + 1, sync)
         files = cls(directory, wal, loaded, int(checkpoint_mb * 2**20), version)
         report = {"shard": shard, "checkpoint": version, "replayed": replayed, "version": state.version,

@@ -41,8 +41,8 @@ from engine.catalog import Catalog
 from engine.catalog.catalog import CATALOG_FILE
 from engine.durability.checkpoint import PARTIAL
 from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, WAL, checkpoint_path
+from engine.durability.log_scan import LogDamaged, scan_log
 from engine.durability.retention import retained
-from engine.durability.wal import SUFFIX, frame, read_segment
 
 log = logging.getLogger("rivulet.durability")
 
@@ -114,23 +114,29 @@ def _copy(data_dir: Path, work: Path, catalog_url: str | None) -> tuple[int | No
 
 
 def _copy_log(wal: Path, target: Path, lsn: int | None) -> tuple[int, int]:
-    """Copy the segments holding records after ``lsn``, each up to its last
-    whole record; returns (segments copied, last LSN copied)."""
-    segments = sorted(wal.glob("*" + SUFFIX))
-    firsts = [int(s.name.split(".")[0]) for s in segments]
-    last_lsn = lsn or 0
+    """Copy the segments holding records after ``lsn``, each whole up to its
+    last whole record (a record being written as it is read is left out, as
+    a crash then would have torn it); returns (segments copied, last LSN
+    copied). A damaged log is not copied: :class:`LogDamaged` says where."""
+    scan = scan_log(wal, lsn or 0)
+    if scan.damage is not None:
+        raise LogDamaged(f"the log in {wal} is damaged, so no backup was taken: {scan.damage.describe()} "
+                         "(see 'A damaged log' in docs/operations.md)", scan.damage)
+    segments = scan.segments
     copied = 0
     for i, segment in enumerate(segments):
-        if lsn is not None and i + 1 < len(segments) and firsts[i + 1] <= lsn + 1:
+        if lsn is not None and i + 1 < len(segments) and segments[i + 1].first_lsn <= lsn + 1:
             continue  # every record in it is in the checkpoint
-        with open(target / segment.name, "wb") as out:
-            for record_lsn, payload in read_segment(segment):
-                out.write(frame(record_lsn, payload))
-                last_lsn = max(last_lsn, record_lsn)
+        torn = scan.torn is not None and scan.torn.segment == segment.path
+        end = scan.torn.offset if torn else segment.size
+        with open(segment.path, "rb") as source:
+            data = source.read(end)
+        with open(target / segment.path.name, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         copied += 1
-    return copied, last_lsn
+    return copied, scan.last_lsn
 
 
 def _sync_tree(root: Path) -> None:

@@ -66,8 +66,9 @@ from engine.durability import records
 from engine.durability.checkpoint import write_checkpoint
 from engine.durability.directory_lock import DirectoryLock
 from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, checkpoint_path, remove_leftovers
+from engine.durability.log_scan import Damage, LogDamaged, read_frames, recover_log, scan_log
 from engine.durability.retention import removal_allowed
-from engine.durability.wal import WriteAheadLog, frame, fsync_directory, read_segment
+from engine.durability.wal import WriteAheadLog, frame, fsync_directory
 from engine.rdf import format_term, parse_term
 from engine.store import Change
 from engine.stream import StreamDefinition, StreamEngine
@@ -183,8 +184,9 @@ class DataDirectory:
         mapped = checkpoint_path(path, last.directory) if keeps_store and last is not None else None
         if keeps_store:
             store = Store.open(mapped) if mapped is not None else Store()
+        later = _read_log(path, catalog, checkpoint_lsn)
         engine = StreamEngine(store, **(engine_options or {}))
-        replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn,
+        replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn, later,
                                                keeps_store)
         if last is not None:
             catalog.forget_checkpoints_before(last.lsn)  # a crash may have come before a checkpoint's cleanup
@@ -367,33 +369,62 @@ class DataDirectory:
 
 
 # ---------------------------------------------------------------- recovery
+def _read_log(path: Path, catalog: Catalog, checkpoint_lsn: int) -> list[tuple[int, bytes]]:
+    """The log records after the checkpoint, once the log is fit to append
+    to: a torn tail is cut, damage refuses the start (:class:`LogDamaged`,
+    saying what would be lost and what the operator can do). The catalog
+    forgets what records the log does not hold did to it (a crash of the
+    OS can lose a record that was written, never acknowledged, after its
+    catalog row was)."""
+    try:
+        scan = recover_log(path / "wal", checkpoint_lsn)
+    except LogDamaged as exc:
+        raise LogDamaged(damaged_message(path, exc.damage), exc.damage) from None
+    streams, queries, undropped = catalog.forget_log_from(scan.last_lsn + 1)
+    if streams or queries or undropped:
+        log.warning("the catalog named records after the log's last (LSN %d), never acknowledged: "
+                    "streams %s and queries %s forgotten, queries %s no longer dropped",
+                    scan.last_lsn, streams, queries, undropped)
+    return [(record.lsn, record.payload) for record in scan.records]
+
+
+def damaged_message(path: Path, damage: Damage) -> str:
+    """What an operator is told when the log of ``path`` is damaged."""
+    return (f"the log of data directory {path} is damaged: {damage.describe()}. Nothing was changed: "
+            "starting would lose or misorder acknowledged writes. See the damage with "
+            f"`rivulet recover --data-dir {path}`; keep the records before it with `rivulet recover "
+            f"--data-dir {path} --truncate-at {damage.first_lost}` (a dry run; add --yes to do it), "
+            "or restore a backup")
+
+
 def _records(wal: Path, checkpoint_lsn: int | None,
              upto: int | None = None) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
     """``(carried, later)``: the batches checkpoint ``checkpoint_lsn`` carried
     over, and the segments' records after it (only segments starting at or
     before ``upto``, if given: a newer one may be in use), each in LSN order.
     Records of a segment at or before the checkpoint are in it already (a
-    crash may have come before their segment was removed)."""
-    carried: list[tuple[int, bytes]] = []
-    if checkpoint_lsn is not None:
-        carry = wal / f"{checkpoint_lsn:020d}{CARRY_SUFFIX}"
-        if carry.exists():
-            carried = list(read_segment(carry))
-    later: dict[int, bytes] = {}
-    if wal.exists():
-        for segment in sorted(wal.glob("*.log")):
-            if upto is not None and int(segment.name.split(".")[0]) > upto:
-                continue
-            for lsn, payload in read_segment(segment):
-                if checkpoint_lsn is None or lsn > checkpoint_lsn:
-                    later.setdefault(lsn, payload)
-    return carried, sorted(later.items())
+    crash may have come before their segment was removed). Damage raises
+    :class:`LogDamaged`."""
+    scan = scan_log(wal, checkpoint_lsn or 0, upto)
+    if scan.damage is not None:
+        raise LogDamaged(f"the log in {wal} is damaged: {scan.damage.describe()}", scan.damage)
+    return _carried(wal, checkpoint_lsn), [(record.lsn, record.payload) for record in scan.records]
+
+
+def _carried(wal: Path, checkpoint_lsn: int | None) -> list[tuple[int, bytes]]:
+    """The batches checkpoint ``checkpoint_lsn`` carried over (pending windows read them)."""
+    if checkpoint_lsn is None:
+        return []
+    carry = wal / f"{checkpoint_lsn:020d}{CARRY_SUFFIX}"
+    return read_frames(carry) if carry.exists() else []
 
 
 def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
-             checkpoint_lsn: int, keeps_store: bool = True) -> tuple[int, int, int]:
+             checkpoint_lsn: int, later: list[tuple[int, bytes]],
+             keeps_store: bool = True) -> tuple[int, int, int]:
     """Bring ``store`` (the checkpoint) and ``engine`` (empty) to the state of
-    the last log record; returns (records replayed, batches carried, last LSN).
+    the last log record (``later``: the records after the checkpoint); returns
+    (records replayed, batches carried, last LSN).
     A store this directory does not keep (``keeps_store`` False) has every
     logged batch's stored part already, in its own order with the updates:
     the batches are replayed for their windows only."""
@@ -414,8 +445,7 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
             if row.policy_state is not None:
                 running.resume(QueryProgress(row.next_index, row.sequence, pickle.loads(row.policy_state),
                                              pickle.loads(row.events) if row.events else []))
-    carried_records, later = _records(wal, checkpoint_lsn)
-    carried = [(lsn, records.decode(p)) for lsn, p in carried_records]
+    carried = [(lsn, records.decode(p)) for lsn, p in _carried(wal, checkpoint_lsn)]
     # the carried batches' triples were counted in the saved totals already
     carried_triples: dict[str, int] = defaultdict(int)
     for _, record in carried:
