@@ -51,7 +51,7 @@ class Cluster:
 
     def close(self) -> None:
         self.data.close()
-        self.store.quad_store.coordinator_log.close()
+        self.store.quad_store.close()
         if self.owns_shards:
             self.calls.stop()
 

@@ -186,6 +186,17 @@ class ShardedQuadStore(QuadStore):
         self.commit_seconds = 0.0
         self._snapshot = self._snapshot_at(self._start_version())
 
+    def close(self) -> None:
+        """Let go of what this coordinator holds: its log (and the log's
+        lock) and its connections to the shards (the shards go on)."""
+        if self.coordinator_log is not None:
+            self.coordinator_log.close()
+        caller = getattr(self.calls, "caller", None)
+        if caller is not None:
+            caller.close()
+        if self.in_place is not None:
+            self.in_place.reader.close()
+
     # ------------------------------------------------------------ start-up
     def _start_version(self) -> int:
         """Bring every shard to the last logged commit (a shard may have
