@@ -26,6 +26,12 @@ hundred of them left the server unable to accept anyone. So:
   aborted, the response's sends return, and its scope says why
   (:data:`SEND_STALLED`; an event-stream subscriber so cut off is counted as
   dropped). A client that reads slowly keeps its connection.
+- **large heads**: a request's head (request line and headers) may hold at
+  most :data:`MAX_HEAD_BYTES`; a larger one gets ``431 Request Header Fields
+  Too Large`` and the connection is closed, so a client streaming an endless
+  header within the request timeout cannot take the server's memory (a long
+  query belongs in a POST body, which ``--max-body`` bounds). The h11
+  protocol (connections that offered an upgrade) has h11's own, smaller bound.
 - **closing while the client writes**: a connection closed while its request
   body is still arriving (an early answer such as 413 with ``Connection:
   close``) is reset by the kernel if unread data is left, and a client that
@@ -54,6 +60,8 @@ BODY_BYTES_PER_SECOND = 64 * 1024
 DEFAULT_SEND_TIMEOUT = 30.0
 #: seconds a closing connection keeps reading the rest of a request body
 LINGER_SECONDS = 5.0
+#: bytes a request's head (request line and headers) may hold
+MAX_HEAD_BYTES = 64 * 1024
 #: set in the scope of a request whose body stopped arriving in time
 REQUEST_TIMED_OUT = "rivulet.request_timed_out"
 #: set in the scope of a request whose client stopped reading its answer
@@ -64,6 +72,13 @@ REQUEST_TIMEOUT_RESPONSE = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"content-length: " + str(len(_TIMEOUT_MESSAGE)).encode() + b"\r\nconnection: close\r\n\r\n"
     + _TIMEOUT_MESSAGE)
+
+_HEAD_MESSAGE = (f"the request's head (request line and headers) is larger than "
+                 f"{MAX_HEAD_BYTES // 1024} KiB: send a long query in a POST body\n").encode()
+HEAD_TOO_LARGE_RESPONSE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: " + str(len(_HEAD_MESSAGE)).encode() + b"\r\nconnection: close\r\n\r\n"
+    + _HEAD_MESSAGE)
 
 
 class ClosingTransport:
@@ -107,6 +122,8 @@ class ConnectionDeadlines:
     _body_bytes = 0
     #: the head of the request under way has arrived (its cycle is ``self.cycle``)
     _head_read = False
+    #: bytes received while the head of the request under way was still arriving
+    _head_bytes = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(ClosingTransport(transport, self))  # type: ignore[misc]
@@ -183,6 +200,25 @@ class ConnectionDeadlines:
     def head_received(self) -> None:
         """The request's head arrived: ``self.cycle`` is the request's."""
         self._head_read = True
+
+    def head_too_large(self, received: int) -> bool:
+        """``received`` bytes were read; whether, with those before them since
+        the request under way began, its head (still not whole) is over
+        :data:`MAX_HEAD_BYTES`: then it is answered 431 and the connection
+        closed. Counted by read, so the bound is exceeded by one read at most."""
+        if self._request_started is None or self._head_read:
+            self._head_bytes = 0
+            return False
+        self._head_bytes += received
+        if self._head_bytes <= MAX_HEAD_BYTES:
+            return False
+        client = "{}:{}".format(*self.client) if self.client else "a client"
+        self.logger.warning("closed the connection of %s: its request's head passed %d bytes (431)",
+                            client, MAX_HEAD_BYTES)
+        self._stop_waiting()
+        self.raw_transport.write(HEAD_TOO_LARGE_RESPONSE)
+        self.raw_transport.close()
+        return True
 
     def body_received(self, size: int) -> None:
         """``size`` more bytes of body arrived; they earn time while the

@@ -109,6 +109,7 @@ class HttpProtocol(ConnectionDeadlines, HttpToolsProtocol):
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
+            self.head_too_large(len(data))
         except httptools.HttpParserError:
             message = "Invalid HTTP request received."
             self.logger.warning(message)

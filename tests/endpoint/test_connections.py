@@ -299,3 +299,62 @@ def test_a_subscriber_that_stops_reading_is_dropped_with_a_warning_and_counted(s
     log = log_since(server, start)
     assert "SSE subscriber of 'stall' dropped" in log and "--send-timeout" in log
     assert "ERROR" not in log and "Traceback" not in log
+
+
+def _head_answer(server: RivuletProcess, head: bytes) -> int | None:
+    """Send ``head`` (not ended), then end it; the status the server answered
+    (None: it closed without a word)."""
+    with RawConnection(server.url) as connection:
+        try:
+            connection.send(head)
+            connection.send(b"\r\n\r\n")
+            return connection.head()[0]
+        except (ConnectionError, OSError):
+            return None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_request_head_over_64_kib_gets_a_431_and_one_under_it_is_served(server, seed):
+    """Heads of generated sizes on both sides of the bound, in the request line
+    or in headers: under it the query is answered, over it a 431."""
+    rng = random.Random(seed)
+    bound = 64 * 1024
+    for size in (bound - 2000 - rng.randrange(3000), bound + 1000 + rng.randrange(3000)):
+        in_url = rng.random() < 0.5
+        base = request_bytes("GET", "/sparql?query=" + quote("ASK {}"), [JSON])[:-2]  # without the blank line
+        padding = size - len(base)
+        head = (base.replace(b"ASK", b"ASK" + b"%20" * (padding // 3), 1) if in_url
+                else base + b"X-Padding: " + b"x" * padding + b"\r\n")[:-2]
+        status = _head_answer(server, head)
+        assert status == (200 if size < bound else 431), (size, in_url, status)
+
+
+def test_an_endless_header_is_cut_at_the_bound_without_taking_memory(server):
+    """A client streaming one header value as fast as it can: the server
+    answers 431 and closes after about 64 KiB, its memory unmoved, and serves
+    the next client."""
+    before = _peak_rss_mb(server)
+    with RawConnection(server.url) as connection:
+        connection.send(b"GET /sparql?query=ASK%20%7B%7D HTTP/1.1\r\nHost: x\r\nX-Endless: ")
+        sent, status = 0, None
+        chunk = b"y" * 65536
+        while sent < 256 * 2**20:  # at most 256 MiB
+            try:
+                connection.send(chunk)
+            except OSError:
+                break
+            sent += len(chunk)
+        try:
+            status = connection.head()[0]
+        except (ConnectionError, OSError):
+            pass
+    assert sent < 64 * 2**20, f"the server took {sent} bytes of one header"
+    assert status in (431, None)  # a reset may beat the answer to a client still sending
+    assert _peak_rss_mb(server) - before < 50
+    assert httpx.get(f"{server.url}/sparql", params={"query": "ASK {}"},
+                     headers={"Accept": "application/sparql-results+json"}).status_code == 200
+
+
+def _peak_rss_mb(server: RivuletProcess) -> float:
+    status = open(f"/proc/{server.process.pid}/status").read()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
