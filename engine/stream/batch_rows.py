@@ -9,9 +9,10 @@ counts it again). Count windows number these rows; time windows, whose
 content is a set anyway, read the same rows, so dropping the repeats changes
 no time window's answer and saves their memory.
 
-The test is vectorised: one fingerprint per row (mixed with its item's
-number) sorted once; only a batch in which two fingerprints are equal is
-sorted exactly to find the repeats.
+The test is vectorised: one fingerprint per row (mixed with its timestamp:
+an item's rows share one) sorted once; only a batch in which two
+fingerprints are equal numbers its items and is sorted exactly to find the
+repeats.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import numpy as np
 from engine.rdf import Term
 from engine.store import fingerprints
 
-#: odd multiplier of an item's number in the row fingerprint
-_ITEM_MIX = np.uint64(0xD6E8FEB86659FD93)
+#: odd multiplier of a row's timestamp in its fingerprint
+_TIME_MIX = np.uint64(0xD6E8FEB86659FD93)
 
 #: a batch's rows: timestamp, subject, predicate and object columns
 Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -36,29 +37,28 @@ def batch_rows(items: Sequence[tuple[int, Sequence[tuple[Term, Term, Term]]]],
     triple encoded with ``encode``, a triple repeated within one item kept once."""
     ts, s, p, o = (np.array(column, dtype=np.int64) for column in zip(
         *((t, encode(a), encode(b), encode(c)) for t, triples in items for a, b, c in triples), strict=True))
+    if not may_repeat(ts, s, p, o):
+        return ts, s, p, o
     item = np.repeat(np.arange(len(items), dtype=np.int64), [len(triples) for _, triples in items])
     keep = first_occurrences(item, s, p, o)
-    if keep is None:
-        return ts, s, p, o
     return ts[keep], s[keep], p[keep], o[keep]
 
 
-def first_occurrences(item: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray | None:
-    """Mask of the rows that are the first of their triple within their
-    ``item``; None when no row repeats one (the common case, decided by one
-    sort of fingerprints)."""
-    if len(s) < 2:
-        return None
-    with np.errstate(over="ignore"):
-        prints = np.sort(fingerprints(s, p, o) ^ (item.view(np.uint64) * _ITEM_MIX))
-    if not bool((prints[1:] == prints[:-1]).any()):
-        return None
+def may_repeat(ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> bool:
+    """Whether two rows may hold one triple at one timestamp (the only way one
+    item can repeat a triple): equal fingerprints, found by one sort."""
+    if len(ts) < 2:
+        return False
+    prints = np.sort(fingerprints(s, p, o) ^ (ts.view(np.uint64) * _TIME_MIX))
+    return bool((prints[1:] == prints[:-1]).any())
+
+
+def first_occurrences(item: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """Mask of the rows that are the first of their triple within their ``item``."""
     order = np.lexsort((o, p, s, item))  # stable: equal rows keep their arrival order
     ordered = [column[order] for column in (item, s, p, o)]
     repeat = np.zeros(len(order), dtype=bool)
     repeat[1:] = np.logical_and.reduce([column[1:] == column[:-1] for column in ordered])
-    if not repeat.any():
-        return None
     keep = np.ones(len(order), dtype=bool)
     keep[order[repeat]] = False
     return keep

@@ -82,6 +82,17 @@ def test_a_triple_repeated_by_a_later_item_counts_again():
     assert (event.start_ms, event.end_ms) == (1000, 2001)
 
 
+def test_two_items_of_one_timestamp_in_one_call_are_two_items():
+    """A batch body's lines of one timestamp are one item; the Python API's
+    entries are items as given, also when two share a timestamp."""
+    engine = new_engine()
+    queue = engine.register(count_query("q", 2, WHERES["all"])).subscribe()
+    a = (IRI(EX + "a"), IRI(EX + "p"), IRI(EX + "b"))
+    summary = engine.ingest("s", [(1000, [a]), (1000, [a, a])])
+    assert (summary["items"], summary["triples"], summary["windows_fired"]) == (2, 2, 1)
+    assert window_of(queue.drain()[0]) == {(EX + "a", EX + "p", EX + "b")}
+
+
 def test_an_item_larger_than_n_closes_several_windows():
     engine = new_engine()
     queue = engine.register(count_query("q", 2, WHERES["all"])).subscribe()
