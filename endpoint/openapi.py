@@ -59,6 +59,14 @@ STREAM_NAME = {"name": "name", "in": "path", "required": True, "description": "t
                "schema": {"type": "string", "pattern": "^[A-Za-z0-9._~-]{1,200}$"}}
 QUERY_NAME = {"name": "name", "in": "path", "required": True,
               "description": "the name given in the registration", "schema": {"type": "string"}}
+#: an event's ``window``: the evaluation as a whole (its instant, the earliest start of its windows)
+EVALUATION_BOUNDS = {**_object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+                     "description": "end_ms: the instant of the evaluation (the close); start_ms: the "
+                                    "earliest start of its windows"}
+#: an event's ``windows``: each stream window's own bounds
+EVENT_WINDOWS = {"type": "array", "items": _ref("EventWindow"),
+                 "description": "each stream window's bounds at the instant (its latest window closed "
+                                "by then), in registration order"}
 LOCATION = {"Location": {"description": "the URL of what was created", "schema": {"type": "string"}}}
 TIMESTAMP_FORMAT = ("milliseconds since the Unix epoch, or an xsd:dateTime (UTC when it has no zone); "
                     "the arrival time when neither the header nor the parameter is given")
@@ -137,11 +145,18 @@ SCHEMAS = {
         "taken": {"type": "boolean", "description": "false: nothing was logged since the last checkpoint, "
                                                     "which this names"},
     }),
+    "EventWindow": _object({
+        "stream": IRI,
+        "name": {"type": ["string", "null"], "description": "the RSP-QL window's IRI"},
+        "start_ms": {"type": "integer"},
+        "end_ms": {"type": "integer"},
+    }),
     "WindowEvent": {
         **_object({
             "query": {"type": "string"},
             "sequence": {"type": "integer", "minimum": 1, "description": "also the event's id"},
-            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "window": EVALUATION_BOUNDS,
+            "windows": EVENT_WINDOWS,
             "rows": {"type": "integer"},
             "closed_at_ms": {"type": "number"},
             "reported_at_ms": {"type": "number"},
@@ -154,7 +169,8 @@ SCHEMAS = {
         **_object({
             "query": {"type": "string"},
             "sequence": {"type": "integer", "minimum": 1, "description": "also the event's id"},
-            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "window": EVALUATION_BOUNDS,
+            "windows": EVENT_WINDOWS,
             "error": _object({"reason": {"enum": ["time_limit", "row_limit", "error"]},
                               "message": {"type": "string"}}),
             "closed_at_ms": {"type": "number"},

@@ -64,6 +64,7 @@ def _write(event: WindowEvent) -> str:
             "query": event.query,
             "sequence": event.sequence,
             "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+            "windows": _windows(event),
             "error": {"reason": event.error.reason, "message": event.error.message},
             "closed_at_ms": round(event.closed_at * 1000, 3),
             "reported_at_ms": round(event.reported_at * 1000, 3),
@@ -73,6 +74,7 @@ def _write(event: WindowEvent) -> str:
             "query": event.query,
             "sequence": event.sequence,
             "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+            "windows": _windows(event),
             "rows": len(event.triples) if event.form == "CONSTRUCT" else len(event.rows),
             "closed_at_ms": round(event.closed_at * 1000, 3),
             "reported_at_ms": round(event.reported_at * 1000, 3),
@@ -80,6 +82,13 @@ def _write(event: WindowEvent) -> str:
     )
     # no newline inside: an SSE data field is one line
     return (head[:-1] + b',"results":' + results_json(event).strip() + b"}").decode()
+
+
+def _windows(event: WindowEvent) -> list[dict]:
+    """Each stream window's bounds: ``window`` bounds the evaluation as a
+    whole (its instant, the earliest start), these each window on its own."""
+    return [{"stream": w.stream, "name": w.name, "start_ms": w.start_ms, "end_ms": w.end_ms}
+            for w in event.windows]
 
 
 def results_json(event: WindowEvent) -> bytes:

@@ -37,7 +37,8 @@ TABLES = (Stream, Query, Graph, Checkpoint, Token)
 
 #: a stream's progress at a checkpoint: (watermark in ms or None, triples so far)
 StreamProgress = tuple[int | None, int]
-#: a query's progress at a checkpoint: (next window index or None, sequence, policy state, events)
+#: a query's progress at a checkpoint: (next window index or None: the next instant over the
+#: query's clock unit, its STEP with one STEP; sequence, policy state, events)
 QueryProgress = tuple[int | None, int, bytes | None, bytes | None]
 
 

@@ -29,11 +29,27 @@ class WindowError:
     message: str
 
 
+@dataclass(frozen=True)
+class WindowBounds:
+    """One stream window of an evaluation: the stream's IRI, the window's
+    name (RSP-QL; None in C-SPARQL) and its ``[start_ms, end_ms)``."""
+
+    stream: str
+    name: str | None
+    start_ms: int
+    end_ms: int
+
+
 @dataclass(eq=False)
 class WindowEvent:
     """The report of one window: rows (SELECT), a boolean (ASK) or triples
     (CONSTRUCT), with the window's bounds and a per-query sequence number that
-    clients use to resume (``Last-Event-ID``)."""
+    clients use to resume (``Last-Event-ID``).
+
+    ``start_ms``/``end_ms`` bound the evaluation as a whole: ``end_ms`` is
+    its instant (the close), ``start_ms`` the earliest start of its windows;
+    ``windows`` gives each stream window's own bounds, which differ when the
+    query's windows have different RANGEs or STEPs."""
 
     query: str
     sequence: int
@@ -50,3 +66,6 @@ class WindowEvent:
     reported_at: float = field(default_factory=time.time)
     #: why the window has no result (None: it has one)
     error: WindowError | None = None
+    #: each stream window's bounds, in registration order (events retained by an
+    #: older checkpoint have none)
+    windows: tuple[WindowBounds, ...] = ()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.sparql.exec import Executor, QueryTerms, Solutions, construct, merged
@@ -26,7 +27,7 @@ from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
-from engine.stream.events import WindowError, WindowEvent
+from engine.stream.events import WindowBounds, WindowError, WindowEvent
 from engine.stream.incremental import IncrementalWindows, delta_shape
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
@@ -46,7 +47,10 @@ from engine.stream.window_stats import WindowStats
 
 @dataclass
 class QueryProgress:
-    """What a restart needs to resume a query where it stopped."""
+    """What a restart needs to resume a query where it stopped. ``next_index``
+    is its clock's state (:class:`~engine.stream.schedule.WindowSchedule`):
+    the next instant over the clock unit (with one STEP, the index of the
+    next window), so a checkpoint taken before windows could differ resumes alike."""
 
     next_index: int | None
     sequence: int
@@ -85,6 +89,8 @@ class RunningQuery:
         #: a small number equal for the registered queries of one shape (the engine's)
         self.shape_id: int | None = None
         self.variable_names = [v.name for v in spec.query.variables]
+        #: each window's (stream IRI, name or None), as its events name it
+        self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
 
     def evaluate(self, quad_store: QuadStore, service_client, close: int, closed_at: float) -> WindowEvent:
         """Run the query over the window closing at ``close`` and apply the
@@ -100,7 +106,7 @@ class RunningQuery:
             beside = merged(list(stored)) if stored else None
             change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
             if change is not None:
-                event = self._new_event((window.start_ms, window.end_ms))
+                event = self._new_event(window.start_ms, window.end_ms, window.bounds)
                 event.rows = self.policy.apply_change(*change)
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
             if beside is not None:
@@ -135,7 +141,7 @@ class RunningQuery:
         else:
             columns = [terms.decode_column(solutions.column(v)) for v in self.variable_names]
             answer = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
-        event = self._new_event((window.start_ms, window.end_ms))
+        event = self._new_event(window.start_ms, window.end_ms, window.bounds)
         if form == "ASK":
             event.boolean = answer
         elif form == "CONSTRUCT":
@@ -150,7 +156,7 @@ class RunningQuery:
         The report policy keeps the rows of the last window evaluated (an
         ISTREAM or DSTREAM client's running total stays right), the next
         window is evaluated in full, and the clock moves on."""
-        event = self._new_event(self._bounds(close))
+        event = self._new_event(*self._bounds(close))
         event.error = error
         self.failures[error.reason] += 1
         self.last_error = event
@@ -162,24 +168,30 @@ class RunningQuery:
                     elapsed_ms: float) -> WindowEvent:
         """The event of a SELECT window whose rows were decoded already (by the
         group evaluation this query shares); the clock moves on."""
-        event = self._new_event((window.start_ms, window.end_ms))
+        event = self._new_event(window.start_ms, window.end_ms, window.bounds)
         event.rows = self.policy.apply(rows)
         if self.incremental is not None:
             self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
-    def _new_event(self, bounds: tuple[int, int]) -> WindowEvent:
-        """The next numbered event, for the window of ``bounds`` (start, end ms)."""
+    def _new_event(self, start_ms: int, end_ms: int, bounds: Sequence[tuple[int, int]]) -> WindowEvent:
+        """The next numbered event, for the evaluation of ``[start_ms, end_ms)``
+        whose stream windows have ``bounds``."""
         self.sequence += 1
-        return WindowEvent(self.spec.name, self.sequence, *bounds, self.spec.query.form, self.variable_names)
+        windows = tuple(WindowBounds(stream, name, start, end)
+                        for (stream, name), (start, end) in zip(self._window_names, bounds, strict=True))
+        return WindowEvent(self.spec.name, self.sequence, start_ms, end_ms, self.spec.query.form,
+                           self.variable_names, windows=windows)
 
-    def _bounds(self, close: int) -> tuple[int, int]:
-        """The bounds a window closing at ``close`` is reported with; those
-        of a time window are known without reading it."""
+    def _bounds(self, close: int) -> tuple[int, int, Sequence[tuple[int, int]]]:
+        """The bounds an evaluation at ``close`` is reported with (as
+        :meth:`_new_event` takes them); those of time windows are known
+        without reading them."""
         if self.schedule.count is None:
-            return close - self.schedule.range_ms, close
+            bounds = self.schedule.bounds(close)
+            return min(start for start, _ in bounds), close, bounds
         window = read_window(self.spec, self.schedule, close)
-        return window.start_ms, window.end_ms
+        return window.start_ms, window.end_ms, window.bounds
 
     def _close(self, event: WindowEvent, closed_at: float, elapsed_ms: float) -> WindowEvent:
         event.closed_at = closed_at

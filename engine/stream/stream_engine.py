@@ -53,6 +53,7 @@ from engine.store import (
     deadline_check,
     row_budget,
 )
+from engine.stream.batch_rows import batch_rows
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
@@ -199,11 +200,11 @@ class StreamEngine:
             if stamped:
                 self._check_jump(state, stamped[-1][0])
             position = self.journal.log_batch(name, stamped) if self.journal and stamped else logged_at
-            events = self._ingest(state, stamped, received, absorb=absorb, batch=position)
+            events, triples = self._ingest(state, stamped, received, absorb=absorb, batch=position)
             summary = {
                 "stream": name,
                 "items": len(stamped),
-                "triples": sum(len(t) for _, t in stamped),
+                "triples": triples,
                 "watermark_ms": state.watermark,
                 "windows_fired": len(events),
                 "windows_failed": sum(1 for event in events if event.error is not None),
@@ -253,19 +254,22 @@ class StreamEngine:
     def _ingest(
         self, state: StreamState, items: list[tuple[int, Sequence]], received: float,
         from_producer: bool = True, absorb: bool = True, batch: int | None = None,
-    ) -> list:
-        self._absorb(state, items, from_producer, absorb, batch)
+    ) -> tuple[list, int]:
+        """Absorb a batch and fire the windows it completes: ``(events, triples logged)``."""
+        triples = self._absorb(state, items, from_producer, absorb, batch)
         events = self._fire_due(received)
         self._reclaim()
-        return events
+        return events, triples
 
     def _absorb(
         self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True,
         absorb: bool = True, batch: int | None = None,
-    ) -> None:
+    ) -> int:
         """Encode a batch, absorb its timeless triples into the stream's stored
         graph (one transaction, told the batch's journal position ``batch``;
-        not with ``absorb=False``), log all its triples, advance the watermark.
+        not with ``absorb=False``), log all its triples (each item's distinct
+        ones: :mod:`~engine.stream.batch_rows`), advance the watermark; returns
+        the number of triples logged.
 
         Terms are encoded transient: the log chunk holds them, and only the
         terms of absorbed (stored) triples are pinned, so terms that timing
@@ -273,15 +277,12 @@ class StreamEngine:
         quad_store = self.store.quad_store
         terms = quad_store.terms
         data_items = [(ts, triples) for ts, triples in items if len(triples)]
-        flat: list = []
+        logged = 0
         if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
             txn = quad_store.begin(journaled=False, batch=batch if absorb else None)
             try:
-                encode = terms.encode_transient
-                flat = [
-                    (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
-                ]
-                ts, s, p, o = (np.array(c, dtype=np.int64) for c in zip(*flat, strict=True))
+                ts, s, p, o = batch_rows(data_items, terms.encode_transient)
+                logged = len(ts)
                 timeless = ~state.is_timing(p)
                 if absorb:
                     txn.create(state.graph_id)
@@ -295,13 +296,14 @@ class StreamEngine:
                 quad_store.abort(txn)
                 raise
             txn.commit()
-        if flat:
+        if logged:
             for query in self.queries.values():
                 if state in query.streams:
                     query.schedule.start_at(data_items[0][0])
         if items:
             state.watermark = items[-1][0]
-        state.record(len(data_items), len(flat), from_producer)
+        state.record(len(data_items), logged, from_producer)
+        return logged
 
     def _has_readers(self, state: StreamState) -> bool:
         return any(state in query.streams for query in self.queries.values())

@@ -66,6 +66,7 @@ def test_a_few_hundred_items_through_the_writer_give_the_expected_windows(client
     for number, window in enumerate(got, 1):
         end = readings.close_of(number)
         assert (window.start_ms, window.end_ms) == (end - readings.WINDOW_MS, end)
+        assert [(w["start_ms"], w["end_ms"]) for w in window.windows] == [(end - readings.WINDOW_MS, end)]
         assert window.variables == ["sensor", "n", "total"]
         assert sorted_rows(window.rows) == expected_rows(number), f"window {number}"
         assert window.bindings[0]["n"]["datatype"].endswith("#integer")
