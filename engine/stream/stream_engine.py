@@ -189,8 +189,8 @@ class StreamEngine:
         users = self._users(state)
         if changed and users:
             raise StreamInUse(f"stream {name!r} is read or written by {_listed(users)}: its "
-                              f"{' and '.join(changed)} cannot change while they are registered "
-                              "(unregister them first)")
+                              f"{' and '.join(changed)} cannot change while "
+                              f"{'it is' if len(users) == 1 else 'they are'} registered")
 
     def _next_number(self, wanted: int | None) -> int:
         """``wanted`` (a declaration's log position), or the next unused number."""
@@ -210,7 +210,7 @@ class StreamEngine:
             users = self._users(state)
             if users:
                 raise StreamInUse(f"stream {name!r} is read or written by {_listed(users)}: unregister "
-                                  "them before dropping it")
+                                  f"{'it' if len(users) == 1 else 'them'} before dropping the stream")
             position = self.journal.log_drop(name) if self.journal is not None else None
             del self.streams[name]
             terms = self.store.quad_store.terms
