@@ -145,8 +145,6 @@ class ShardedStreamLog:
         """Forget every batch of a dropped stream, and let the shards free
         their shares now, in a commit of its own: no later batch of this
         stream will carry the bounds (an expiry without bounds frees all)."""
-        freed, self.chunks = self.chunks, []
-        self._pending = None
         txn = self.store.begin(journaled=False)
         try:
             txn.expire_stream(self.stream, None, None)
@@ -154,4 +152,6 @@ class ShardedStreamLog:
             self.store.abort(txn)
             raise
         txn.commit()
+        freed, self.chunks = self.chunks, []
+        self._pending = None
         return freed

@@ -213,10 +213,23 @@ class StreamEngine:
                                   f"{'it' if len(users) == 1 else 'them'} before dropping the stream")
             position = self.journal.log_drop(name) if self.journal is not None else None
             del self.streams[name]
-            terms = self.store.quad_store.terms
-            for chunk in state.log.discard():
-                terms.release(chunk.term_ids)
+            self._discard(state)
         self._durable(position)
+
+    def _discard(self, state: StreamState) -> None:
+        """Free a dropped stream's transient data and the terms only it used.
+        The drop is done (and logged) whatever happens here: a cluster whose
+        shards cannot take the expiry now frees their shares at the
+        coordinator's next start, which empties the shards' stream logs."""
+        try:
+            freed = state.log.discard()
+        except Exception as exc:
+            log.warning("stream %r is dropped, but its transient rows stay on the shards until the "
+                        "coordinator restarts: %s", state.definition.name, exc)
+            return
+        terms = self.store.quad_store.terms
+        for chunk in freed:
+            terms.release(chunk.term_ids)
 
     def _users(self, state: StreamState) -> list[str]:
         """The registered queries that read ``state`` or write into it."""

@@ -51,3 +51,15 @@ def test_the_shards_free_a_dropped_streams_rows_at_once(cluster):
     engine.ingest("a", readings(100, 2, "y"))
     assert engine.stream("a").number != number
     assert shard_rows(calls, engine.stream("a").number) == 2 * 4
+
+
+def test_a_drop_the_shards_cannot_take_now_is_done_and_says_so(cluster, caplog):
+    """A store that refuses writes (a commit some shard never took) cannot
+    send the expiry: the stream is dropped all the same (the drop is logged
+    before), and its rows go when the coordinator restarts."""
+    engine, calls = cluster
+    engine.ingest("a", readings(500, 2, "x"))
+    engine.store.quad_store._stuck = "commit 9 did not reach every shard"
+    engine.drop_stream("a")
+    assert "a" not in engine.streams
+    assert "until the coordinator restarts: commit 9 did not reach every shard" in caplog.text
