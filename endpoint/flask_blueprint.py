@@ -81,6 +81,7 @@ def rivulet_blueprint(store: Store, settings: Settings | None = None, streams: S
         ("/streams/<name>", views.describe_stream, ["GET"]),
         ("/streams/<name>", views.declare_stream, ["PUT"]),
         ("/streams/<name>", views.ingest, ["POST"]),
+        ("/streams/<name>", views.drop_stream, ["DELETE"]),
         ("/queries", views.list_queries, ["GET"]),
         ("/queries", views.register, ["POST"]),
         ("/queries/<path:name>/events", views.events, ["GET"]),
@@ -221,6 +222,11 @@ class _Views:
         summary = self._call(self.streams.ingest_body, name, request.get_data(cache=False),
                              item_media_type(request.headers.get("Content-Type")), timestamp)
         return self._json(summary, 202)
+
+    def drop_stream(self, name: str) -> Response:
+        self._require_write()
+        self._call(self.streams.drop_stream, name)
+        return self._no_content()
 
     # ------------------------------------------------------------ /queries
     def list_queries(self) -> Response:

@@ -186,7 +186,9 @@ RESPONSES = {
     "401": _error("a write without the bearer token the server was started with (--update-token)"),
     "403": _error("a write to a read-only server, or from a site CORS does not allow"),
     "404": _error("no such stream or query"),
-    "409": _error("a late item (its timestamp and the watermark in the message), or a name already taken"),
+    "409": _error("a late item (its timestamp and the watermark in the message), a name or a stream IRI "
+                  "already taken, or a stream that registered queries read or write (the message names "
+                  "them)"),
     "413": _error("a body over the server's limit (--max-body)"),
     "415": _error("a body type the route does not take"),
     "422": _error("a timestamp that would make the queries report more than 100,000 windows in all at "
@@ -210,11 +212,23 @@ PATHS = {
             "operationId": "declareStream", "summary": "Declare or re-declare a stream", "tags": ["streams"],
             "requestBody": {"required": False, "content": {"application/json": {
                 "schema": _ref("StreamDefinition")}}},
+            "description": "A stream's IRI never changes: a name declared with another IRI, or an IRI "
+                           "another stream has, is a 409. While registered queries read the stream or "
+                           "write into it, a re-declaration may change `idle` and `idle_lag_ms` only.",
             "responses": {
                 "200": _json(_ref("StreamDescription"), "re-declared", LOCATION),
                 "201": _json(_ref("StreamDescription"), "declared", LOCATION),
-                **_errors("400", "401", "403", "413"),
+                **_errors("400", "401", "403", "409", "413"),
             },
+        },
+        "delete": {
+            "operationId": "dropStream", "summary": "Drop a stream",
+            "description": "Its transient data is freed; what it absorbed stays in its stored graph. "
+                           "Refused (409) while a registered query reads it or writes into it "
+                           "(`REGISTER STREAM`): unregister them first. The name may then be declared "
+                           "again, as a new stream.",
+            "tags": ["streams"],
+            "responses": {"204": {"description": "dropped"}, **_errors("401", "403", "404", "409")},
         },
         "get": {
             "operationId": "describeStream", "summary": "One stream", "tags": ["streams"],

@@ -18,12 +18,11 @@ from endpoint.problems import ProtocolError
 from endpoint.protocol import FORM, decode_utf8, media_type_and_charset
 from engine.rdf import IRI, iri_problem
 from engine.stream import StreamDefinition
+from engine.stream.stream_names import STREAM_NAME
 
 IDLE_POLICIES = ("none", "wallclock")
 #: the type of an item sent without Content-Type
 DEFAULT_ITEM_TYPE = "application/n-triples"
-#: what a stream name may be: it becomes part of URLs, IRIs and headers
-STREAM_NAME = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 #: the types a registration's text may be sent as, besides a form
 REGISTRATION_TYPES = ("application/sparql-query", "application/sparql-update", "text/plain", "")
 #: an event id a client resumes after: ASCII digits (str.isdigit() also takes

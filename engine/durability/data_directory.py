@@ -20,7 +20,7 @@ events); the stream batches the pending windows still read are replayed
 (their stored triples are in the checkpoint already; the windows need their
 timing triples); then every log record after the checkpoint is applied in
 order: transactions, batches (which fire the windows that were due, with
-the same numbers), declarations and (un)registrations. Only then does the
+the same numbers), declarations, drops and (un)registrations. Only then does the
 server accept requests, with the store and the stream engine journaling to
 the log.
 
@@ -231,6 +231,11 @@ class DataDirectory:
         self.catalog.save_stream(definition.name, definition.to_json(), lsn)
         return lsn
 
+    def log_drop(self, name: str) -> int:
+        lsn = self._append(records.drop_record(name))
+        self.catalog.drop_stream(name, lsn)
+        return lsn
+
     def log_register(self, name: str, text: str, base: str | None) -> int:
         lsn = self._append(records.register_record(text, base))
         self.catalog.save_query(name, text, base, lsn)
@@ -320,18 +325,22 @@ class DataDirectory:
     def _write_carry(self, lsn: int, oldest: dict[str, int | None]) -> int:
         """Write the batches up to ``lsn`` that pending windows still read
         (items at or after their stream's oldest transient triple)."""
-        kept: list[bytes] = []
         previous = self.catalog.last_checkpoint()
         carried, later = _records(self.path / "wal", previous.lsn if previous else None, upto=lsn)
+        kept_of: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
         for record_lsn, payload in carried + later:
             if record_lsn > lsn:
                 continue
             record = records.decode(payload)
+            if record["k"] == "drop":  # the batches before it were another stream's of that name
+                kept_of.pop(record["n"], None)
             if record["k"] != "batch" or oldest.get(record["s"]) is None:
                 continue
             items = [item for item in record["i"] if item[0] >= oldest[record["s"]]]
             if items:
-                kept.append(frame(record_lsn, orjson.dumps({**record, "i": items})))
+                framed = frame(record_lsn, orjson.dumps({**record, "i": items}))
+                kept_of[record["s"]].append((record_lsn, framed))
+        kept = [framed for _, framed in sorted(f for frames in kept_of.values() for f in frames)]
         target = self.path / "wal" / f"{lsn:020d}{CARRY_SUFFIX}"
         partial = target.with_name(target.name + ".partial")
         with open(partial, "wb") as out:
@@ -380,11 +389,11 @@ def _read_log(path: Path, catalog: Catalog, checkpoint_lsn: int) -> list[tuple[i
         scan = recover_log(path / "wal", checkpoint_lsn)
     except LogDamaged as exc:
         raise LogDamaged(damaged_message(path, exc.damage), exc.damage) from None
-    streams, queries, undropped = catalog.forget_log_from(scan.last_lsn + 1)
-    if streams or queries or undropped:
+    streams, queries, undropped, redeclared = catalog.forget_log_from(scan.last_lsn + 1)
+    if streams or queries or undropped or redeclared:
         log.warning("the catalog named records after the log's last (LSN %d), never acknowledged: "
-                    "streams %s and queries %s forgotten, queries %s no longer dropped",
-                    scan.last_lsn, streams, queries, undropped)
+                    "streams %s and queries %s forgotten, streams %s and queries %s no longer dropped",
+                    scan.last_lsn, streams, queries, redeclared, undropped)
     return [(record.lsn, record.payload) for record in scan.records]
 
 
@@ -434,9 +443,10 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
         if term not in present:
             _create_graph(store, term)
     saved_streams = {}
-    for row in catalog.streams():
-        if row.declared_lsn <= checkpoint_lsn:
-            engine.declare_stream(StreamDefinition.from_json(row.definition))
+    for row in catalog.streams(include_dropped=True):
+        alive_then = row.dropped_lsn is None or row.dropped_lsn > checkpoint_lsn
+        if row.declared_lsn <= checkpoint_lsn and alive_then:
+            engine.declare_stream(StreamDefinition.from_json(row.definition), number=row.declared_lsn)
             saved_streams[row.name] = (row.watermark_ms, row.triples_total)
     for row in catalog.queries(include_dropped=True):
         alive_then = row.dropped_lsn is None or row.dropped_lsn > checkpoint_lsn
@@ -472,7 +482,7 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
 def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog: Catalog,
             absorb: bool = True, ledger: BatchLedger | None = None) -> None:
     """Apply one record again (the journals are not attached yet). The
-    catalog is written again for declarations and (un)registrations: a crash
+    catalog is written again for declarations, drops and (un)registrations: a crash
     may have come between the log record and the catalog's row. A batch's
     timeless triples are absorbed again only with ``absorb``, or, for a store
     kept elsewhere (``ledger``), if that store never committed the batch."""
@@ -487,8 +497,11 @@ def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog:
                 engine.ingest(record["s"], records.batch_items(record), absorb=absorb, logged_at=lsn)
         elif kind == "declare":
             definition = StreamDefinition.from_json(record["d"])
-            engine.declare_stream(definition)
+            engine.declare_stream(definition, number=lsn)
             catalog.save_stream(definition.name, record["d"], lsn)
+        elif kind == "drop":
+            engine.drop_stream(record["n"])
+            catalog.drop_stream(record["n"], lsn)
         elif kind == "register":
             running = engine.register(record["t"], record["b"])
             catalog.save_query(running.spec.name, record["t"], record["b"], lsn)

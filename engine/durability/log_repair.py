@@ -11,7 +11,8 @@ LSN on. :func:`inspect` reads the directory without changing it;
    (the cut-off end of a segment, and the later segments, moved whole), so
    nothing is destroyed;
 2. the catalog forgets what the dropped records did (streams declared and
-   queries registered from that LSN on, drops of queries from then on);
+   queries registered from that LSN on, drops of streams and queries from
+   then on);
 3. the later segments are moved away, then the segment holding the cut is
    truncated there (and flushed).
 
@@ -36,7 +37,8 @@ from engine.durability.wal import fsync_directory
 DROPPED = "dropped-log"
 #: the kinds of record, as an operator counts them
 KIND_NAMES = {"tx": "transactions", "batch": "stream batches", "declare": "stream declarations",
-              "register": "query registrations", "unregister": "query unregistrations"}
+              "drop": "stream drops", "register": "query registrations",
+              "unregister": "query unregistrations"}
 
 
 @dataclass
@@ -86,8 +88,9 @@ class Truncation:
     later_segments: list[Path]
     dropped: list[LogRecord]
     dropped_bytes: int
-    #: the catalog's rows the cut changes: streams removed, queries removed, queries undropped
-    catalog: tuple[list[str], list[str], list[str]] = ([], [], [])
+    #: the catalog's rows the cut changes: streams removed, queries removed, queries undropped,
+    #: streams undropped
+    catalog: tuple[list[str], list[str], list[str], list[str]] = ([], [], [], [])
     warnings: list[str] = field(default_factory=list)
 
     def kinds(self) -> Counter:
@@ -109,10 +112,11 @@ class Truncation:
         if self.cut is not None:
             out.append(f"  {self.cut[0].name} cut at byte {self.cut[1]}")
         out.extend(f"  {segment.name} removed" for segment in self.later_segments)
-        streams, queries, undropped = self.catalog
-        if streams or queries or undropped:
+        streams, queries, undropped, redeclared = self.catalog
+        if streams or queries or undropped or redeclared:
             out.append(f"  the catalog: streams {streams or '-'} and queries {queries or '-'} forgotten, "
-                       f"queries {undropped or '-'} registered again")
+                       f"streams {redeclared or '-'} declared and queries {undropped or '-'} registered "
+                       "again")
         out.extend(f"  warning: {warning}" for warning in self.warnings)
         if done:
             out.append(f"the dropped bytes are kept in {self.report.path / DROPPED / f'from-lsn-{self.lsn}'} "
@@ -239,13 +243,16 @@ def _segments_after_cut(scan: LogScan, cut: tuple[Path, int] | None) -> list[Pat
     return [p for p in sorted(scan.directory.glob("*.log")) if p.name > cut[0].name]
 
 
-def _catalog_effects(catalog: Catalog, lsn: int) -> tuple[list[str], list[str], list[str]]:
-    streams = sorted(row.name for row in catalog.streams() if row.declared_lsn >= lsn)
+def _catalog_effects(catalog: Catalog, lsn: int) -> tuple[list[str], list[str], list[str], list[str]]:
+    rows = catalog.streams(include_dropped=True)
+    streams = sorted(row.name for row in rows if row.declared_lsn >= lsn)
+    redeclared = sorted(row.name for row in rows
+                        if row.dropped_lsn is not None and row.dropped_lsn >= lsn and row.declared_lsn < lsn)
     queries = catalog.queries(include_dropped=True)
     removed = sorted(row.name for row in queries if row.registered_lsn >= lsn)
     undropped = sorted(row.name for row in queries
                        if row.dropped_lsn is not None and row.dropped_lsn >= lsn and row.registered_lsn < lsn)
-    return streams, removed, undropped
+    return streams, removed, undropped, redeclared
 
 
 def _lost_definitions(kept: list[LogRecord], dropped: list[LogRecord], lsn: int,
@@ -256,9 +263,12 @@ def _lost_definitions(kept: list[LogRecord], dropped: list[LogRecord], lsn: int,
     dropped just before, the earlier one is known only if a kept record holds it."""
     kept_names = {_subject(r) for r in kept if r.lsn < lsn}
     subjects = [(r, _subject(r)) for r in dropped]
-    declared_before = {row.name for row in catalog.streams() if row.declared_lsn < lsn}
+    declared_before = {row.name for row in catalog.streams(include_dropped=True)
+                       if row.declared_lsn < lsn and (row.dropped_lsn is None or row.dropped_lsn >= lsn)}
     warnings, seen = [], set()
     for record, (kind, name) in subjects:
+        if kind == "drop":  # a declaration after it is a new stream, with a row of its own
+            seen.add(("declare", name))
         if kind not in ("declare", "unregister") or (kind, name) in seen:
             continue
         seen.add((kind, name))
@@ -276,11 +286,11 @@ def _lost_definitions(kept: list[LogRecord], dropped: list[LogRecord], lsn: int,
 
 
 def _subject(record: LogRecord) -> tuple[str, str | None]:
-    """(kind, the stream or query it is about) of a declaration or (un)registration."""
+    """(kind, the stream or query it is about) of a declaration, a drop or an (un)registration."""
     kind = _kind(record)
-    if kind not in ("declare", "register", "unregister"):
+    if kind not in ("declare", "drop", "register", "unregister"):
         return kind, None
     payload = records.decode(record.payload)
     if kind == "declare":
         return kind, payload["d"]["name"]
-    return kind, payload["n"] if kind == "unregister" else _registration_name(payload)
+    return kind, payload["n"] if kind in ("drop", "unregister") else _registration_name(payload)

@@ -13,7 +13,7 @@ Last, transient data and stored deltas that no window can reach any more are
 freed or compacted.
 
 With a journal (:class:`StreamJournal`, the durability layer's write-ahead
-log), every batch, declaration, registration and unregistration is written
+log), every batch, declaration, drop, registration and unregistration is written
 to it under the lock before it is applied, in the order applied, and the
 call returns once the journal says it is durable (waited for outside the
 lock, so one disk flush covers several requests).
@@ -58,6 +58,7 @@ from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
     LateItem,
+    StreamInUse,
     TooManyWindows,
     UnknownQuery,
     UnknownStream,
@@ -68,6 +69,7 @@ from engine.stream.items import Item, parse_items
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
 from engine.stream.shared_plan import evaluate_group
+from engine.stream.stream_names import derived_name
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 from engine.stream.transient import StreamLog, TransientLog
 
@@ -87,6 +89,7 @@ class StreamJournal(Protocol):
 
     def log_batch(self, name: str, items: list[tuple[int, Sequence]]) -> int: ...
     def log_declare(self, definition: StreamDefinition) -> int: ...
+    def log_drop(self, name: str) -> int: ...
     def log_register(self, name: str, text: str, base: str | None) -> int: ...
     def log_unregister(self, name: str) -> int: ...
     def wait_durable(self, position: int) -> None: ...
@@ -130,25 +133,33 @@ class StreamEngine:
             self.journal.wait_durable(position)
 
     # ---------------------------------------------------------------- streams
-    def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
-        """Declare (or redeclare with new settings) a stream; ``True`` if new."""
+    def declare_stream(self, definition: StreamDefinition, number: int | None = None
+                       ) -> tuple[StreamState, bool]:
+        """Declare a stream, or redeclare one with new settings; ``True`` if new.
+
+        A stream's IRI never changes (a name declared with another IRI is
+        refused, as is an IRI another name has). While a registered query
+        reads the stream or writes into it, a redeclaration may change its
+        idle policy only: the timing predicates and the graph decide what the
+        query's windows read from the store. ``number`` names the stream in
+        the store's timestamped deltas; a new stream takes the log position
+        of its declaration (or the next number, without a journal), so that a
+        stream declared again after a drop never shares the number of the
+        old one's deltas, and a recovery, which passes the logged position,
+        numbers every stream as before."""
         with self._lock:
-            other = self._stream_by_iri(definition.iri)
-            if other is not None and other.definition.name != definition.name:
-                raise DuplicateName(f"stream IRI <{definition.iri.value}> is already declared "
-                                    f"as {other.definition.name!r}")
+            state = self.streams.get(definition.name)
+            self._check_declaration(definition, state)
             position = self.journal.log_declare(definition) if self.journal is not None else None
             encode = self.store.terms.encode
             timing_ids = np.array([encode(IRI(p)) for p in definition.timing], dtype=np.int64)
             timeless_ids = (None if definition.timeless is None else
                             np.array([encode(IRI(p)) for p in definition.timeless], dtype=np.int64))
-            state = self.streams.get(definition.name)
             created = state is None
             if created:
-                number = self._next_stream_number
+                number = self._next_number(number if number is not None else position)
                 state = StreamState(definition, number, timing_ids, timeless_ids,
                                     encode(definition.stored_graph), self._new_log(number))
-                self._next_stream_number += 1
                 self.streams[definition.name] = state
             else:
                 state.definition = definition
@@ -158,6 +169,74 @@ class StreamEngine:
                 self._start_idle_clock()
         self._durable(position)
         return state, created
+
+    def _check_declaration(self, definition: StreamDefinition, state: StreamState | None) -> None:
+        """Refuse, before anything is logged, a declaration that would take
+        over another stream or change what a registered query reads."""
+        name, iri = definition.name, definition.iri
+        other = self._stream_by_iri(iri)
+        if other is not None and other is not state:
+            raise DuplicateName(f"stream IRI <{iri.value}> is already declared as {other.definition.name!r}")
+        if state is None:
+            return
+        if state.definition.iri != iri:
+            raise DuplicateName(f"stream {name!r} is <{state.definition.iri.value}>: a stream's IRI does not "
+                                f"change; declare <{iri.value}> under another name, or drop {name!r} first "
+                                f"(DELETE /streams/{name})")
+        before, after = state.definition, definition
+        changed = [label for label, field in (("timing", "timing"), ("timeless", "timeless"),
+                                              ("graph", "stored_graph"))
+                   if getattr(before, field) != getattr(after, field)]
+        users = self._users(state)
+        if changed and users:
+            raise StreamInUse(f"stream {name!r} is read or written by {_listed(users)}: its "
+                              f"{' and '.join(changed)} cannot change while "
+                              f"{'it is' if len(users) == 1 else 'they are'} registered")
+
+    def _next_number(self, wanted: int | None) -> int:
+        """``wanted`` (a declaration's log position), or the next unused number."""
+        number = self._next_stream_number if wanted is None else wanted
+        self._next_stream_number = max(self._next_stream_number, number + 1)
+        return number
+
+    def drop_stream(self, name: str) -> None:
+        """Drop stream ``name``: it is forgotten, its transient data freed
+        (with the terms only that data used); what it absorbed stays in its
+        stored graph. Refused (:class:`StreamInUse`) while a registered
+        query reads it or writes into it (``REGISTER STREAM``): unregister
+        them first. The same name may then be declared again, as a new
+        stream."""
+        with self._lock:
+            state = self.stream(name)
+            users = self._users(state)
+            if users:
+                raise StreamInUse(f"stream {name!r} is read or written by {_listed(users)}: unregister "
+                                  f"{'it' if len(users) == 1 else 'them'} before dropping the stream")
+            position = self.journal.log_drop(name) if self.journal is not None else None
+            del self.streams[name]
+            self._discard(state)
+        self._durable(position)
+
+    def _discard(self, state: StreamState) -> None:
+        """Free a dropped stream's transient data and the terms only it used.
+        The drop is done (and logged) whatever happens here: a cluster whose
+        shards cannot take the expiry now frees their shares at the
+        coordinator's next start, which empties the shards' stream logs."""
+        try:
+            freed = state.log.discard()
+        except Exception as exc:
+            log.warning("stream %r is dropped, but its transient rows stay on the shards until the "
+                        "coordinator restarts: %s", state.definition.name, exc)
+            return
+        terms = self.store.quad_store.terms
+        for chunk in freed:
+            terms.release(chunk.term_ids)
+
+    def _users(self, state: StreamState) -> list[str]:
+        """The registered queries that read ``state`` or write into it."""
+        iri = state.definition.iri
+        return [name for name, running in self.queries.items()
+                if any(s is state for s in running.streams) or running.spec.output_stream == iri]
 
     def _new_log(self, number: int) -> StreamLog:
         """The log of stream ``number``: in this process, unless the store
@@ -321,7 +400,8 @@ class StreamEngine:
             self._check_streams(spec)
             if spec.output_stream is not None and self._stream_by_iri(spec.output_stream) is None:
                 # declared (and logged) as any stream, so that its watermark is kept too
-                self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
+                name = derived_name(spec.output_stream, self.streams)
+                self.declare_stream(StreamDefinition(name, spec.output_stream))
             journal = self.journal
             position = journal.log_register(spec.name, spec.text, base) if journal is not None else None
             running = self._register(spec)
@@ -591,6 +671,6 @@ def _waiting_for_store(evaluate):
             time.sleep(min(exc.retry_after, 0.5))
 
 
-def _local_name(iri: IRI) -> str:
-    tail = iri.value.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
-    return tail or "stream"
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(repr(name) for name in sorted(names)[:5])
+    return f"quer{'y' if len(names) == 1 else 'ies'} {shown}{' ...' if len(names) > 5 else ''}"

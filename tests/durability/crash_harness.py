@@ -7,10 +7,12 @@ directory, then restarts checked against an oracle.
 triples (default and named graphs), CREATE and DROP GRAPH, graph
 replacements (what a Graph Store PUT does), stream declarations (and
 identical re-declarations), stream batches whose timeless triples the
-stream's stored graph absorbs, registrations and unregistrations of
-continuous queries, checkpoints and clean restarts. Some writes are refused
-on purpose (a CREATE of an existing graph, a DROP of a missing one, a late
-batch, a registration over an unknown stream, a malformed update).
+stream's stored graph absorbs, stream drops (and declarations of the name
+again, as a new stream), registrations and unregistrations of continuous
+queries, checkpoints and clean restarts. Some writes are refused on purpose
+(a CREATE of an existing graph, a DROP of a missing one, a late batch, a
+registration over an unknown stream, a drop of a stream a query reads, a
+malformed update).
 
 **The oracle**: the same writes applied to a plain in-memory store and
 stream engine; its state after each write (every quad, the named graphs,
@@ -120,6 +122,8 @@ def apply(write: Write, store: Store, engine: StreamEngine) -> None:
     elif kind == "batch":
         engine.ingest(args[0], [(ts, [(IRI(s), IRI(p), Literal(o)) for s, p, o in triples])
                                 for ts, triples in args[1]])
+    elif kind == "drop":
+        engine.drop_stream(args[0])
     elif kind == "register":
         engine.register(args[0])
     elif kind == "unregister":
@@ -181,10 +185,13 @@ def make_workload(seed: int, count: int) -> tuple[list[Write], list[bool], list[
                                               for n in range(rng.randint(0, 5))]))
         elif roll < 0.53:
             write = Write("update", ("INSERT DATA { <oops",))  # malformed: refused
-        elif roll < 0.58:
+        elif roll < 0.565:
             name = f"s{rng.randint(0, 2)}"
             timing = [f"{EX}t"] if name == "s1" else []
             write = Write("declare", (name, f"{EX}stream/{name}", timing))
+        elif roll < 0.59 and streams:
+            # refused while a query reads the stream (most of the time), or accepted
+            write = Write("drop", (rng.choice(sorted(streams)),))
         elif roll < 0.75 and streams:
             name = rng.choice(sorted(streams))
             ts = streams[name] - (rng.randint(1, 500) if rng.random() < 0.08 else 0)  # late: refused
@@ -241,6 +248,8 @@ def _follow(write: Write, graphs: set, triples: set, streams: dict, queries: lis
             triples.discard(triple)
     elif kind == "declare":
         streams.setdefault(args[0], 1_000)
+    elif kind == "drop":
+        del streams[args[0]]  # declared again, it is a new stream: its timestamps start over
     elif kind == "batch":
         streams[args[0]] = args[1][-1][0]
     elif kind == "register":

@@ -151,7 +151,7 @@ def test_recover_keeps_exactly_the_records_before_the_damage(tmp_path):
     kinds = plan.kinds()
     # the damaged record itself is not whole: the rest are counted by kind
     assert kinds["tx"] == 43 - lsn - 2 and kinds["register"] == 1 and kinds["batch"] == 1
-    assert plan.catalog == ([], ["q"], [])
+    assert plan.catalog == ([], ["q"], [], [])
     text = "\n".join(plan.lines(done=False))
     assert "query registrations: 1" in text and "stream batches: 1" in text and "add --yes" in text
     log_repair.truncate(plan, catalog)
