@@ -279,10 +279,12 @@ def run_checked(scenario: Scenario, engine_of: Callable[[], object], store_of: C
         else:
             store_of().update(update_text(step))
         oracle.apply(step)
+        replayed: dict[str, list] = {name: [] for name in queries}
         if after_step is not None and after_step(index):
             queues = {name: engine_of().query(name).subscribe(0) for name in queries}
+            replayed = {name: queue.replay for name, queue in queues.items()}
         for name, queue in queues.items():
-            for event in queue.drain():
+            for event in [*replayed[name], *queue.drain()]:
                 known = events[name].get(event.sequence)
                 if known is not None:  # retained, or evaluated again by a recovery
                     assert (known.end_ms, engine_rows(known)) == (event.end_ms, engine_rows(event)), name
