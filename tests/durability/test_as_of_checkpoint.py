@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from engine.durability import DataDirectory
-from engine.durability.checkpoint_layers import LAYERS_FILE
+from engine.durability.checkpoint_layers import LAYERS_FILE, restore_layers, save_layers
 from engine.rdf import IRI
-from engine.store import LayeredGraph
+from engine.store import LayeredGraph, QuadStore
 from tests.durability.test_recovery import crash
 from tests.stream.as_of_scenarios import G, generate, run_checked, terms
 
@@ -71,3 +72,40 @@ def test_a_checkpoint_and_a_restart_give_the_same_windows(tmp_path, seed):
     layers = list((tmp_path / "data" / "checkpoints").glob(f"*/{LAYERS_FILE}"))
     assert layers
     current[0].close()
+
+
+def test_kept_rows_of_a_stream_no_longer_declared_come_back_as_stored_data(tmp_path):
+    """``stream_layers.npz`` names streams, not numbers (given anew at each start):
+    rows and copies of a stream the restarted engine does not declare are
+    stored data, visible to every window; the others keep their timestamps."""
+    store = QuadStore()
+    a, b = 0, 1
+    txn = store.begin(journaled=False)
+    txn.append(7, *columns([(1, 1), (2, 2)]), np.array([1000, 5000]), a)
+    txn.append(7, *columns([(3, 3), (2, 2)]), np.array([6000, 1500]), b)  # B's copy of (2, 2) at 1500
+    txn.commit()
+    folded, kept = store.snapshot().graph(7).split({a: 2000, b: 2000})
+    assert sum(len(d.ts) for d in folded) == 1 and len(kept.copies) == 1
+    save_layers(tmp_path, {7: kept}, {a: "A", b: "B"})
+
+    def restored(numbers: dict[str, int]) -> LayeredGraph:
+        again = QuadStore()
+        assert restore_layers(tmp_path, again, numbers) == 3
+        return again.snapshot().graph(7)
+
+    both = restored({"A": 5, "B": 6})  # numbers of another start
+    assert triples(both.as_of({5: 2000, 6: 2000})) == {(2, 2)}  # A's (2, 2) from 5000, B's copy from 1500
+    assert triples(both.as_of({5: 2000})) == {(2, 2), (3, 3)}
+    only_a = restored({"A": 5})
+    assert triples(only_a.as_of({5: 2000})) == {(2, 2), (3, 3)}
+    assert triples(only_a.as_of({5: 1000})) == {(2, 2), (3, 3)}  # B's copy made (2, 2) stored data
+
+
+def columns(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    s = np.array([x for x, _ in pairs], dtype=np.int64)
+    return s, np.full(len(pairs), 9, dtype=np.int64), np.array([y for _, y in pairs], dtype=np.int64)
+
+
+def triples(graph) -> set[tuple[int, int]]:
+    _, s, _, o = graph.match(None, None, None, 1)
+    return set(zip(s.tolist(), o.tolist(), strict=True))
