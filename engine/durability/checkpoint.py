@@ -16,7 +16,10 @@ never held whole in memory:
   with them a chunk at a time: its files are read by range (``pread``: a
   read through the server's mapping would make the whole store resident),
   the deltas are sorted once, and the CSR arrays are appended to new files
-  as the merged edges come (``engine.store.csr_stream``).
+  as the merged edges come (``engine.store.csr_stream``);
+- but the stream rows that pending windows still read as of their close
+  are not merged: they keep their timestamps in a file beside the graphs
+  (``engine.durability.checkpoint_layers``), which recovery puts back.
 
 The extra memory is a few chunks plus the sorted deltas, which are a
 fraction of the changes the server holds in memory anyway. Every triple
@@ -35,9 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.durability.checkpoint_layers import save_layers
 from engine.durability.checkpoint_terms import write_terms
 from engine.rdf import Term
-from engine.store import CompactGraph, LayeredGraph, Snapshot
+from engine.store import CompactGraph, Delta, LayeredGraph, Snapshot
 from engine.store.array_files import FileArray, link_or_copy, save_array
 from engine.store.compact_dictionary import TermArrays
 from engine.store.compact_graph import Adjacency
@@ -78,10 +82,14 @@ class IdCheck:
 
 
 def write_checkpoint(snapshot: Snapshot, view: tuple[TermArrays, list[Term | None]],
-                     target: Path) -> Manifest:
+                     target: Path, retained: dict[int, int] | None = None,
+                     streams: dict[int, str] | None = None) -> Manifest:
     """Write ``snapshot`` with the dictionary ``view`` (see
     :meth:`~engine.store.CompactTermDictionary.checkpoint_view`, taken with
-    the snapshot) as the store directory ``target``."""
+    the snapshot) as the store directory ``target``. Stream rows that
+    pending windows still read as of their close (``retained``: the store's
+    retention bounds then, per stream number; ``streams``: number -> name)
+    keep their timestamps beside it (:mod:`~engine.durability.checkpoint_layers`)."""
     if target.exists():
         raise FileExistsError(f"{target} exists; a checkpoint directory is written new")
     work = target.with_name(target.name + PARTIAL)
@@ -91,12 +99,24 @@ def write_checkpoint(snapshot: Snapshot, view: tuple[TermArrays, list[Term | Non
     check = IdCheck(highest, holes)
     ids = id_dtype(highest + 1)
     counts: dict[str, int] = {}
+    apart: dict[int, LayeredGraph] = {}
     for graph_id, graph in sorted(snapshot.graphs.items()):
         if len(graph):
             if graph_id:
                 check(np.array([graph_id], dtype=np.int64))
-            counts[str(graph_id)] = _write_graph(graph, work, graph_id, ids, check)
-    manifest = Manifest(triples=sum(counts.values()), terms=highest, shards=1, graphs=counts,
+            base, deltas = graph, ()
+            if isinstance(graph, LayeredGraph):
+                deltas, kept = graph.split(retained or {})
+                base = graph.base
+                if len(kept.deltas):
+                    apart[graph_id] = kept
+                    for d in (*kept.deltas, *kept.copies):
+                        check(d.triples.s, d.triples.p, d.triples.o)
+            if len(base) or any(len(d.ts) for d in deltas):
+                counts[str(graph_id)] = _write_graph(base, deltas, work, graph_id, ids, check)
+    save_layers(work, apart, streams or {})
+    kept = sum(len(d.ts) for layered in apart.values() for d in layered.deltas)
+    manifest = Manifest(triples=sum(counts.values()) + kept, terms=highest, shards=1, graphs=counts,
                         sources=["checkpoint"])
     manifest.write(work)
     with open(work / MANIFEST, "rb") as written:
@@ -106,9 +126,10 @@ def write_checkpoint(snapshot: Snapshot, view: tuple[TermArrays, list[Term | Non
     return manifest
 
 
-def _write_graph(graph: Graph, root: Path, graph_id: int, ids: np.dtype, check: IdCheck) -> int:
-    """Write one graph's two directions; returns its triple count."""
-    base, deltas = (graph.base, graph.deltas) if isinstance(graph, LayeredGraph) else (graph, ())
+def _write_graph(base: Graph, deltas: tuple[Delta, ...], root: Path, graph_id: int, ids: np.dtype,
+                 check: IdCheck) -> int:
+    """Write one graph's two directions, ``base`` and ``deltas`` merged;
+    returns its triple count."""
     if not deltas and _single_shard(base):
         parts = [base.direction(d).parts[0] for d in DIRECTIONS]
         if all(part.source is not None for part in parts):

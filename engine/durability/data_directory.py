@@ -18,11 +18,13 @@ declared and registered again and resumed where that checkpoint left them
 (next window, last event number, the previous window's rows, the retained
 events); the stream batches the pending windows still read are replayed
 (their stored triples are in the checkpoint already; the windows need their
-timing triples); then every log record after the checkpoint is applied in
-order: transactions, batches (which fire the windows that were due, with
-the same numbers), declarations, drops and (un)registrations. Only then does the
-server accept requests, with the store and the stream engine journaling to
-the log.
+timing triples); the stored stream rows those windows read as of their
+close are put back apart from the base, with their timestamps
+(:mod:`~engine.durability.checkpoint_layers`); then every log record after
+the checkpoint is applied in order: transactions, batches (which fire the
+windows that were due, with the same numbers), declarations, drops and
+(un)registrations. Only then does the server accept requests, with the
+store and the stream engine journaling to the log.
 
 A checkpoint (:meth:`DataDirectory.checkpoint`, run by a background thread
 when the log passes a size) holds the stream engine's lock and the store's
@@ -64,6 +66,7 @@ from engine.api import Store
 from engine.catalog import Catalog
 from engine.durability import records
 from engine.durability.checkpoint import write_checkpoint
+from engine.durability.checkpoint_layers import restore_layers
 from engine.durability.directory_lock import DirectoryLock
 from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, checkpoint_path, remove_leftovers
 from engine.durability.log_scan import Damage, LogDamaged, read_frames, recover_log, scan_log
@@ -187,7 +190,7 @@ class DataDirectory:
         later = _read_log(path, catalog, checkpoint_lsn)
         engine = StreamEngine(store, **(engine_options or {}))
         replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn, later,
-                                               keeps_store)
+                                               keeps_store, mapped)
         if last is not None:
             catalog.forget_checkpoints_before(last.lsn)  # a crash may have come before a checkpoint's cleanup
         with removal_allowed(path) as allowed:  # unless a backup is copying: then the next checkpoint
@@ -291,10 +294,12 @@ class DataDirectory:
                 oldest = {name: state.log.first_ts() for name, state in states}
                 queries = {name: running.progress() for name, running in self.engine.queries.items()}
                 graphs = [format_term(quad_store.terms.decode(g)) for g in snapshot.named_graph_ids()]
+                retained = dict(quad_store.retained_timestamps())
+                numbers = {state.number: name for name, state in states}
             name = f"{lsn:020d}"
             directory = self.path / CHECKPOINTS / name
             if self.keeps_store and not directory.exists():
-                manifest = write_checkpoint(snapshot, view, directory)
+                manifest = write_checkpoint(snapshot, view, directory, retained, numbers)
                 triples = manifest.triples
             else:
                 triples = sum(len(g) for g in snapshot.graphs.values())
@@ -430,10 +435,10 @@ def _carried(wal: Path, checkpoint_lsn: int | None) -> list[tuple[int, bytes]]:
 
 def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
              checkpoint_lsn: int, later: list[tuple[int, bytes]],
-             keeps_store: bool = True) -> tuple[int, int, int]:
-    """Bring ``store`` (the checkpoint) and ``engine`` (empty) to the state of
-    the last log record (``later``: the records after the checkpoint); returns
-    (records replayed, batches carried, last LSN).
+             keeps_store: bool = True, checkpoint: Path | None = None) -> tuple[int, int, int]:
+    """Bring ``store`` (the checkpoint, from directory ``checkpoint``) and
+    ``engine`` (empty) to the state of the last log record (``later``: the
+    records after the checkpoint); returns (records replayed, batches carried, last LSN).
     A store this directory does not keep (``keeps_store`` False) has every
     logged batch's stored part already, in its own order with the updates:
     the batches are replayed for their windows only."""
@@ -473,6 +478,11 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
         if watermark is not None and (state.watermark is None or state.watermark < watermark):
             state.watermark = watermark
         state.log.total = max(state.log.total, total)
+    if checkpoint is not None:
+        # the stream rows pending windows read as of their close, within the bounds of those windows
+        store.quad_store.retain_timestamps(engine.retention_bounds())
+        restore_layers(checkpoint, store.quad_store,
+                       {name: state.number for name, state in engine.streams.items()})
     for lsn, payload in later:
         _replay(store, engine, lsn, records.decode(payload), catalog, absorb=keeps_store, ledger=ledger)
     last_lsn = later[-1][0] if later else checkpoint_lsn

@@ -371,14 +371,16 @@ class StreamEngine:
                                state.number)
                 state.log.append(ts, s, p, o, index=self._has_readers(state), txn=txn)
                 terms.hold(np.concatenate([s, p, o]))
+                for query in self.queries.values():
+                    if state in query.streams:
+                        query.schedule.start_at(data_items[0][0])
+                # the commit compacts within the bounds handed down: they must cover this batch
+                # (a query's clock starts with it, a count window's log holds it)
+                self._hand_down_retention()
             except BaseException:
                 quad_store.abort(txn)
                 raise
             txn.commit()
-        if logged:
-            for query in self.queries.values():
-                if state in query.streams:
-                    query.schedule.start_at(data_items[0][0])
         if items:
             state.watermark = items[-1][0]
         state.record(len(data_items), logged, from_producer)
@@ -583,8 +585,9 @@ class StreamEngine:
 
     def _hand_down_retention(self) -> None:
         """Tell the store which stored deltas must keep their timestamps. Called
-        under the lock whenever the bounds may move (a query registered, windows
-        fired, the log reclaimed), so the store never calls up into this layer:
+        under the lock whenever the bounds may move (a query registered, a
+        batch about to be committed, windows fired, the log reclaimed), so the
+        store never calls up into this layer:
         between two calls the bounds it holds can only be lower than the true
         ones, and a commit then compacts less, never wrongly."""
         self.store.quad_store.retain_timestamps(self.retention_bounds())
