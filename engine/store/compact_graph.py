@@ -28,7 +28,7 @@ asks for whole columns.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -214,23 +214,37 @@ class Direction:
                  tuple(memoryview(a) for a in (part.vertex_offsets, part.pair_predicates,
                                                part.pair_offsets, part.neighbours))
                  for part in self.parts]
+        if shards == 1 and views[0] is not None and predicate is not None:
+            # the common case, one shard and a predicate: no routing
+            vo, pp, po, nb = views[0]
+            last = len(vo) - 1  # IDs added after the load have no pairs here
 
-        def read(vertex: int) -> list[int]:
+            def of_predicate(vertex: int) -> Sequence[int]:
+                if 0 < vertex < last:
+                    hi = vo[vertex + 1]
+                    at = bisect_left(pp, predicate, vo[vertex], hi)
+                    if at < hi and pp[at] == predicate:
+                        return nb[po[at]:po[at + 1]]
+                return ()
+
+            return of_predicate
+
+        def read(vertex: int) -> Sequence[int]:
             view = views[vertex % shards] if vertex > 0 else None
             if view is None:
-                return []
+                return ()
             vo, pp, po, nb = view
             local = vertex // shards
-            if local + 1 >= len(vo):  # IDs added after the load have no pairs here
-                return []
+            if local + 1 >= len(vo):
+                return ()
             lo, hi = vo[local], vo[local + 1]
             if predicate is not None:
                 at = bisect_left(pp, predicate, lo, hi)
-                return nb[po[at]:po[at + 1]].tolist() if at < hi and pp[at] == predicate else []
+                return nb[po[at]:po[at + 1]] if at < hi and pp[at] == predicate else ()
             found: list[int] = []
             for at in range(lo, hi):
                 if pp[at] not in excluded:
-                    found += nb[po[at]:po[at + 1]].tolist()
+                    found += nb[po[at]:po[at + 1]]
             return found
 
         return read

@@ -19,7 +19,7 @@ key; query-local IDs are negative and never match a stored key.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 import numpy as np
@@ -33,6 +33,8 @@ EMPTY = np.zeros(0, dtype=np.int64)
 Visibility = Callable[[np.ndarray], np.ndarray]
 #: probe columns longer than this are deduplicated and sorted before the search
 SORTED_PROBE_MIN = 32
+#: a neighbour list's end is first searched this far from its start (most lists are short)
+_NEAR = 8
 #: fully bound probes of one predicate at least this long go to its hash set
 HASHED_PROBE_MIN = 4096
 #: predicates with more triples than this get no hash set (its memory: 16 bytes a triple)
@@ -57,8 +59,8 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return rows, positions
 
 
-def _no_neighbours(vertex: int) -> list[int]:
-    return []
+def _no_neighbours(vertex: int) -> Sequence[int]:
+    return ()
 
 
 class DerivedColumns:
@@ -349,13 +351,18 @@ class MemoryGraph:
                 return _no_neighbours
             order = self.pos if backward else self.pso
             keys, third, high = memoryview(order.key), memoryview(order.third), predicate << 32
+            end = len(keys)
 
-            def of_predicate(vertex: int) -> list[int]:
+            def of_predicate(vertex: int) -> Sequence[int]:
                 if vertex <= 0:
-                    return []
+                    return ()
                 key = high | vertex
                 lo = bisect_left(keys, key)
-                return third[lo:bisect_right(keys, key, lo)].tolist()
+                # most lists are short: the end is searched near the start first
+                hi = bisect_right(keys, key, lo, min(lo + _NEAR, end))
+                if hi == lo + _NEAR:
+                    hi = bisect_right(keys, key, hi)
+                return third[lo:hi]
 
             return of_predicate
         order = self.osp if backward else self.spo
@@ -364,9 +371,13 @@ class MemoryGraph:
         neighbours = memoryview(order.second if backward else order.third)
         predicates = memoryview(order.third if backward else order.second)
 
+        end = len(keys)
+
         def of_any(vertex: int) -> list[int]:
             lo = bisect_left(keys, vertex)
-            hi = bisect_right(keys, vertex, lo)
+            hi = bisect_right(keys, vertex, lo, min(lo + _NEAR, end))
+            if hi == lo + _NEAR:
+                hi = bisect_right(keys, vertex, hi)
             return [n for q, n in zip(predicates[lo:hi], neighbours[lo:hi]) if q not in excluded]
 
         return of_any

@@ -22,7 +22,7 @@ sorted array with each level: quadratic in the depth):
   to have cost as much as their answers so far, those starts are finished
   one by one from the start instead (ski rental: at most twice the work).
 
-Every level, and every :data:`CHECK_EVERY` nodes stepped one by one, the
+Every level, and every :data:`CHECK_LEVELS` levels stepped one by one, the
 rows found so far go through :func:`~engine.store.row_budget.check_rows`,
 which also calls the query's checkpoint: a path longer than the row budget
 or the time limit stops inside the search with the same errors as a join.
@@ -40,8 +40,8 @@ from engine.store.key_set import GrowingKeySet
 #: frontiers at most this wide are stepped node by node (measured in
 #: benchmarks/property_paths.py: one node costs about what one NumPy call does)
 NARROW = 32
-#: the row budget and time limit are checked at least every this many nodes stepped one by one
-CHECK_EVERY = 4096
+#: the row budget and time limit are checked at least every this many levels stepped one by one
+CHECK_LEVELS = 1024
 #: neighbour lists longer than this are marked as arrays even in a narrow frontier (a hub)
 LONG_LIST = 256
 #: a narrow level of the many-start search costs about this many nodes stepped one by one
@@ -148,23 +148,28 @@ class Closure:
 
     def _narrow_levels(self, frontier: list[int], reached: list[int], target: int | None,
                        rows_before: int) -> list[int]:
-        """Levels of at most :data:`NARROW` nodes, one node at a time, appending
-        what they reach to ``reached``; returns the first wider frontier (or
-        an empty one, or the current one once ``target`` is reached)."""
+        """Levels of at most :data:`NARROW` nodes (``frontier`` is one), one
+        node at a time, appending what they reach to ``reached``; returns the
+        first wider frontier, or an empty one, or the current one once
+        ``target`` is reached.
+
+        The hot loop of a deep, thin search (a chain is one node a level):
+        everything it touches per node is a local name. A level finds at most
+        :data:`NARROW` nodes before the loop hands over, and a node's list is
+        at most :data:`LONG_LIST` long (longer ones are marked as one array),
+        so checking the budget and the time every :data:`CHECK_LEVELS` levels
+        bounds the work between two checks."""
         one, marks = self.one, self.marks
         view, size = marks.view, len(marks.array)
         first = len(reached)
-        next_check = CHECK_EVERY
-        read = 0
-        while frontier and len(frontier) <= NARROW:
+        countdown = CHECK_LEVELS
+        while True:
             level: list[int] = []
             for node in frontier:
                 ends = one(node)
-                read += len(ends)
                 if len(ends) > LONG_LIST:  # a hub: its list as one array
-                    fresh = marks.fresh(np.asarray(ends, dtype=np.int64))
+                    level += marks.fresh(np.asarray(ends, dtype=np.int64)).tolist()
                     view, size = marks.view, len(marks.array)
-                    level += fresh.tolist()
                     continue
                 for end in ends:
                     if end >= size:
@@ -174,13 +179,15 @@ class Closure:
                         view[end] = True
                         level.append(end)
             reached += level
+            if not level or len(level) > NARROW:
+                return level
             frontier = level
-            if read + len(reached) - first >= next_check:
+            countdown -= 1
+            if not countdown:
                 check_rows(rows_before + len(reached) - first)
-                next_check = read + len(reached) - first + CHECK_EVERY
+                countdown = CHECK_LEVELS
             if target is not None and 0 < target < size and view[target]:
-                break
-        return frontier
+                return level
 
     # ------------------------------------------------------------ many starts
     def from_many(self, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
