@@ -17,7 +17,7 @@ from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.path_closure import Closure, closure_rows
 from engine.sparql.exec.path_steps import step_one
 from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.solutions import Solutions, join
 from engine.store import EMPTY, Graph
 
 
@@ -130,6 +130,57 @@ def evaluate_path(node: A.PathPattern, graph: Graph, terms: QueryTerms) -> Solut
         same = begins == ends
         return Solutions({s_var: begins[same]}, int(np.count_nonzero(same)))
     return Solutions({s_var: begins, o_var: ends}, len(ends))
+
+
+def extend_through_path(node: A.PathPattern, cx: ExecutionContext, left: Solutions) -> Solutions | None:
+    """``left`` joined with the path pattern, the path followed only from the
+    values ``left`` binds to its subject (else its object), each distinct value
+    once, instead of between every pair of the graph's nodes. None when
+    ``left`` binds neither end in every row."""
+    for end, backward in ((node.subject, False), (node.object, True)):
+        column = left.columns.get(end.name) if isinstance(end, Variable) else None
+        if column is None or (column == 0).any():
+            continue
+        starts = np.unique(column)
+        if _matches_empty(node.path):
+            # evaluated alone, the pattern's zero-length matches are the graph's nodes only
+            starts = starts[_in_graph(cx.active, starts)]
+        idx, ends = reach(node.path, starts, backward, cx.active, cx.terms)
+        bound = starts[idx]
+        other = node.subject if backward else node.object
+        if isinstance(other, Variable) and other.name != end.name:
+            return join(left, Solutions({end.name: bound, other.name: ends}, len(ends)))
+        # the other end is a constant, or the same variable: rows that end there
+        keep = ends == (bound if isinstance(other, Variable) else cx.terms.encode(other))
+        return join(left, Solutions({end.name: bound[keep]}, int(np.count_nonzero(keep))))
+    return None
+
+
+def _matches_empty(path: A.Path) -> bool:
+    """Can ``path`` match the empty path (a node to itself without an edge)?"""
+    cls = path.__class__
+    if cls is A.PathRepeat:
+        return path.min == 0 or _matches_empty(path.path)
+    if cls is A.PathInverse:
+        return _matches_empty(path.path)
+    if cls is A.PathSequence:
+        return all(_matches_empty(p) for p in path.steps)
+    if cls is A.PathAlternative:
+        return any(_matches_empty(p) for p in path.options)
+    return False
+
+
+#: at most this many nodes are looked up one by one (a count each); more are
+#: looked up in the graph's node list, what evaluating the pattern alone reads
+FEW_NODES = 64
+
+
+def _in_graph(graph: Graph, nodes: np.ndarray) -> np.ndarray:
+    """Which of the distinct ``nodes`` are the subject or object of a triple."""
+    if len(nodes) > FEW_NODES:
+        return np.isin(nodes, _all_nodes(graph))
+    return np.array([v > 0 and (graph.count(v, None, None) > 0 or graph.count(None, None, v) > 0)
+                     for v in nodes.tolist()], dtype=bool)
 
 
 def _connects(path: A.Path, start: int, end: int, graph: Graph, terms: QueryTerms) -> bool:
