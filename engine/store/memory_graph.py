@@ -351,17 +351,21 @@ class MemoryGraph:
                 return _no_neighbours
             order = self.pos if backward else self.pso
             keys, third, high = memoryview(order.key), memoryview(order.third), predicate << 32
-            end = len(keys)
+            # the predicate's rows, and where a short list's end may be looked for near its start
+            first, last = bisect_left(keys, high), bisect_left(keys, high + (1 << 32))
+            near_end = last - _NEAR
 
             def of_predicate(vertex: int) -> Sequence[int]:
                 if vertex <= 0:
                     return ()
                 key = high | vertex
-                lo = bisect_left(keys, key)
-                # most lists are short: the end is searched near the start first
-                hi = bisect_right(keys, key, lo, min(lo + _NEAR, end))
-                if hi == lo + _NEAR:
-                    hi = bisect_right(keys, key, hi)
+                lo = bisect_left(keys, key, first, last)
+                if lo < near_end:  # most lists are short: look for the end near the start first
+                    hi = bisect_right(keys, key, lo, lo + _NEAR)
+                    if hi == lo + _NEAR:
+                        hi = bisect_right(keys, key, hi, last)
+                else:
+                    hi = bisect_right(keys, key, lo, last)
                 return third[lo:hi]
 
             return of_predicate
