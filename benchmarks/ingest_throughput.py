@@ -204,8 +204,9 @@ def stream_bodies(data: LSBenchData, seconds: float, scale: float, seed: int = D
         close = generator.now + STEP_MS
         items = generator.advance(close)
         for name in FED_STREAMS:
-            # an item is a graph: a triple it repeats is one triple of it (engine/stream/batch_rows.py)
-            distinct = sum(len(set(triples)) for _, triples in items[name])
+            # an item (the body's lines of one timestamp) is a graph: a triple it
+            # repeats is one triple of it (engine/stream/batch_rows.py)
+            distinct = len({(ts, triple) for ts, triples in items[name] for triple in triples})
             bodies.append(Body(name, close, _body(items[name], close), distinct))
     return bodies
 
