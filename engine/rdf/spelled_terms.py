@@ -70,21 +70,38 @@ class SpelledTerms:
     def ntriples(self) -> tuple[np.ndarray, np.ndarray]:
         """The terms, in threes, as N-Triples lines ``s p o .`` (as
         :func:`~engine.rdf.write_graph` writes them), assembled in array
-        steps: the bytes, and where each line ends."""
-        lengths = self.lengths.reshape(-1, 3)
+        steps: the bytes, and where each line ends. Terms that already lie
+        in such lines (a scanned body) are cut out of it whole."""
+        lengths, starts = self.lengths.reshape(-1, 3), self.starts.reshape(-1, 3)
         ends = np.cumsum(lengths.sum(axis=1) + 5)  # two spaces and " .\n"
-        line = ends - (lengths.sum(axis=1) + 5)
-        out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
-        at = np.stack([line, line + lengths[:, 0] + 1, line + lengths[:, 0] + lengths[:, 1] + 2], axis=1)
-        out[span_positions(at.ravel(), self.lengths)] = self.data[span_positions(self.starts, self.lengths)]
-        for gap, byte in ((at[:, 1] - 1, b" "), (at[:, 2] - 1, b" "), (ends - 3, b" "), (ends - 2, b"."),
-                          (ends - 1, b"\n")):
-            out[gap] = ord(byte)
-        return out, ends
+        if self._in_lines(starts, lengths):
+            keep = np.zeros(len(self.data) + 1, dtype=np.int8)
+            keep[starts[:, 0]] = 1
+            keep[starts[:, 2] + lengths[:, 2] + 3] -= 1
+            return self.data[np.cumsum(keep[:-1], dtype=np.int8).view(bool)], ends
+        spelled = self.data[span_positions(self.starts, self.lengths)]
+        after = np.cumsum(self.lengths).reshape(-1, 3)
+        at = np.concatenate([after[:, 0], after[:, 1], np.repeat(after[:, 2], 3)])
+        separators = np.concatenate([np.full(2 * len(after), ord(" ")),
+                                     np.tile(np.frombuffer(b" .\n", dtype=np.uint8), len(after))])
+        order = np.argsort(at, kind="stable")
+        return np.insert(spelled, at[order], separators[order].astype(np.uint8)), ends
+
+    def _in_lines(self, starts: np.ndarray, lengths: np.ndarray) -> bool:
+        """Whether each three terms are one ``s p o .\n`` line of the buffer."""
+        if not len(starts):
+            return False
+        gaps = starts[:, :2] + lengths[:, :2]
+        tail = starts[:, 2] + lengths[:, 2]
+        if int(tail[-1]) + 3 > len(self.data) or not (starts[:, 1:] == gaps + 1).all():
+            return False
+        data = self.data
+        return bool((data[gaps] == ord(" ")).all() and (data[tail] == ord(" ")).all()
+                    and (data[tail + 1] == ord(".")).all() and (data[tail + 2] == ord("\n")).all())
 
 
 def span_positions(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Every position of the spans ``[start, start + length)``, back to back:
     one flat index per byte, to copy or compare many spans in one step."""
-    first = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + (np.arange(int(lengths.sum()), dtype=np.int64) - first)
+    shift = starts - (np.cumsum(lengths) - lengths)
+    return np.repeat(shift, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
