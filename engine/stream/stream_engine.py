@@ -260,8 +260,8 @@ class StreamEngine:
     # ----------------------------------------------------------------- ingest
     def ingest_body(self, name: str, body: bytes, media_type: str, timestamp: str | None = None) -> dict:
         """Ingest the body of one POST to stream ``name`` (see
-        :func:`~engine.stream.items.parse_items`); returns a summary. The body
-        is parsed before the engine's lock is taken."""
+        :func:`~engine.stream.items.read_batch`); returns a summary. The body
+        is read before the engine's lock is taken, its terms encoded under it."""
         self.stream(name)
         return self.ingest(name, read_batch(body, media_type, timestamp))
 
