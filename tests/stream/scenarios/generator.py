@@ -299,7 +299,6 @@ class Generator:
         span = rng.randint(1500, 3500)
         start = stream.clock + 1
         items = []
-        made = 0
         for i in range(count):
             size = total // count + (1 if i < total % count else 0)
             triples = []
@@ -315,7 +314,6 @@ class Generator:
                 )
             if timeless and i % 7 == 0:
                 triples.append(self.triple(stream))
-            made += len(triples)
             items.append((start + i * span // count, tuple(triples)))
         self.post(stream, items)
 

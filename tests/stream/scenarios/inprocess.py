@@ -23,6 +23,10 @@ from tests.stream.scenarios.terms import canonical, parse_literal
 
 #: statuses of a refused post: 409 late, 400 decreasing inside the batch
 REFUSED = (400, 409)
+#: the driver drains after every operation, and one post may close hundreds of
+#: windows: the queue must hold them (a consumer that falls behind the
+#: default 256 is dropped, as documented)
+CAPACITY = 1_000_000
 
 
 def engine_term(text: str) -> Term:
@@ -90,7 +94,7 @@ def _apply(engine: StreamEngine, op, subscriptions: dict, actual: Actual) -> str
         elif isinstance(op, Register):
             running = engine.register(op.query.registration())
             name = op.query.event_name
-            subscriptions[name] = (running.subscribe(), op.query.form)
+            subscriptions[name] = (running.subscribe(None, CAPACITY), op.query.form)
             actual.events[name] = []
         elif isinstance(op, Declare):
             engine.declare_stream(definition(op.stream))
