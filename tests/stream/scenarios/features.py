@@ -17,6 +17,8 @@ FEATURES: dict[str, str] = {
     "aggregates": "SELECT with COUNT/SUM/MIN/MAX/AVG, with and without GROUP BY",
     "ask": "ASK queries",
     "construct": "CONSTRUCT queries (reported as triples)",
+    "sparql_variety": "FILTER (NOT) EXISTS, MINUS, BIND, VALUES, property paths, sub-SELECTs",
+    "literal_variety": "numbers as xsd:decimal, xsd:double, negatives and strings; language tags",
     # windows
     "range_multiple": "RANGE a multiple (2-4x) of STEP",
     "range_not_multiple": "RANGE not a multiple of STEP",
@@ -43,6 +45,7 @@ FEATURES: dict[str, str] = {
     "late_registration": "queries registered after data has flowed (heartbeats make the gap)",
     "late_uneven": "late registration while the query's streams have different watermarks",
     "late_items": "posts older than the watermark, or decreasing inside a batch (refused, nothing kept)",
+    "unregister": "queries unregistered while data flows (their events stop, the others go on)",
     "heartbeats": "heartbeats alone and at the end of batches",
     "same_timestamp_items": "several items with one timestamp, and items at exactly the watermark",
     "repeats": "triples repeated inside an item and across items (time windows)",

@@ -21,6 +21,7 @@ import random
 from dataclasses import dataclass, field
 
 from tests.stream.scenarios.model import (
+    XSD,
     XSD_INTEGER,
     Declare,
     Item,
@@ -31,6 +32,7 @@ from tests.stream.scenarios.model import (
     Scenario,
     StreamSpec,
     Triple,
+    Unregister,
     Update,
     Window,
 )
@@ -48,6 +50,9 @@ OPTIONAL = (
     "aggregates",
     "ask",
     "construct",
+    "sparql_variety",
+    "literal_variety",
+    "unregister",
     "range_multiple",
     "range_not_multiple",
     "range_lt_step",
@@ -134,7 +139,27 @@ class Generator:
         return self.iri(f"v{self.rng.randrange(self.vertices) if k is None else k}")
 
     def number(self) -> str:
-        return f'"{self.rng.randint(0, 6)}"^^<{XSD_INTEGER}>'
+        """A small number; with ``literal_variety`` also a decimal, a negative
+        number or a string. Canonical spellings only ("2.50" and "2.5" are one
+        value but two terms, a difference the contract does not decide); no
+        xsd:int or xsd:double: pyoxigraph folds "6"^^xsd:int into xsd:integer
+        and spells "2.5E0"^^xsd:double as "2.5" (STR() shows it), where the
+        engine rightly keeps the terms as posted."""
+        rng = self.rng
+        n = rng.randint(0, 6)
+        if not self.has("literal_variety") or rng.random() < 0.5:
+            return f'"{n}"^^<{XSD_INTEGER}>'
+        kind = rng.choice(("decimal", "negative", "string"))
+        if kind == "decimal":
+            return f'"{n}.5"^^<{XSD}decimal>'
+        if kind == "negative":
+            return f'"-{n + 1}"^^<{XSD_INTEGER}>'
+        return f'"{n}"'
+
+    def label(self, k: int) -> str:
+        if self.has("literal_variety") and self.rng.random() < 0.4:
+            return f'"L{k}"@{self.rng.choice(("en", "de"))}'
+        return f'"L{k}"'
 
     def has(self, feature: str) -> bool:
         return feature in self.features
@@ -171,7 +196,9 @@ class Generator:
         rng = self.rng
         edges = [(self.vertex(), self.iri("q"), self.vertex()) for _ in range(rng.randint(1, 6))]
         labels = [
-            (self.vertex(k), self.iri("label"), f'"L{k}"') for k in range(self.vertices) if rng.random() < 0.5
+            (self.vertex(k), self.iri("label"), self.label(k))
+            for k in range(self.vertices)
+            if rng.random() < 0.5
         ]
         self.static[f"{self.ns}graph/static"] = tuple(dict.fromkeys(edges + labels))
         self.static[None] = tuple(
@@ -352,7 +379,7 @@ class Generator:
             sorted(
                 {(self.vertex(), self.iri("q"), self.vertex()) for _ in range(rng.randint(0, 3))}
                 | {
-                    (self.vertex(k), self.iri("label"), f'"L{k}"')
+                    (self.vertex(k), self.iri("label"), self.label(k))
                     for k in range(self.vertices)
                     if rng.random() < 0.1
                 }
@@ -547,7 +574,53 @@ class Generator:
         elif from_named and "?a" in variables:
             body.append(f"GRAPH <{from_named[0]}> {{ ?a ?gp ?go }}")
             variables += ["?gp", "?go"]
+        if self.has("sparql_variety") and rng.random() < 0.5:
+            extra = self.extra_pattern(variables)
+            if extra is not None:
+                text, added = extra
+                if language == "rspql" and rng.random() < 0.5:
+                    text = f"WINDOW <{rng.choice(windows).name}> {{ {text} }}"
+                body.append(text)
+                variables += added
         return " ".join(body), list(dict.fromkeys(variables)), numeric
+
+    def extra_pattern(self, variables: list[str]) -> tuple[str, list[str]] | None:
+        """One more SPARQL construct over a variable already bound: its text
+        and the variables it adds."""
+        rng = self.rng
+        iris = [v for v in ("?a", "?b", "?c", "?d") if v in variables]
+        if not iris:
+            return None
+        x = rng.choice(iris)
+
+        def predicate() -> str:
+            return self.iri(rng.choice(("p", "q", "r")))
+
+        kind = rng.choice(("not_exists", "exists", "minus", "bind", "values", "filter", "path", "subquery"))
+        if kind == "not_exists":
+            return f"FILTER NOT EXISTS {{ {x} {predicate()} ?nx }}", []
+        if kind == "exists":
+            return f"FILTER EXISTS {{ ?ex {predicate()} {x} }}", []
+        if kind == "minus":
+            return f"MINUS {{ {x} {predicate()} {rng.choice(iris)} }}", []
+        if kind == "bind":
+            return f'BIND(CONCAT(STR({x}), "#") AS ?bd)', ["?bd"]
+        if kind == "values":
+            chosen = rng.sample(range(self.vertices), min(3, self.vertices))
+            return f"VALUES {x} {{ {' '.join(self.vertex(k) for k in chosen)} }}", []
+        if kind == "filter":
+            return rng.choice(
+                (
+                    f"FILTER(isIRI({x}))",
+                    f"FILTER({x} != {self.vertex()})",
+                    f'FILTER(REGEX(STR({x}), "v[0-3]$"))',
+                )
+            ), []
+        if kind == "path":
+            # only + : pyoxigraph gives / and | set semantics, where SPARQL 1.1 (18.4) has a
+            # join and a union that keep duplicates (the engine does)
+            return f"{x} {predicate()}+ ?pp .", ["?pp"]
+        return f"{{ SELECT {x} (COUNT(*) AS ?sc) WHERE {{ {x} ?sp ?so }} GROUP BY {x} }}", ["?sc"]
 
     def head(
         self, policy: str, variables: list[str], numeric: str | None, output: str | None
@@ -573,7 +646,11 @@ class Generator:
         if form == "AGG":
             group = rng.choice(iris) if iris and rng.random() < 0.5 else None
             if numeric and rng.random() < 0.6:
-                aggregate = rng.choice(("SUM", "MIN", "MAX", "AVG", "COUNT"))
+                # MIN/MAX over numbers and strings: SPARQL leaves their relative order open
+                mixed = self.has("literal_variety")
+                aggregate = rng.choice(
+                    ("SUM", "AVG", "COUNT") if mixed else ("SUM", "MIN", "MAX", "AVG", "COUNT")
+                )
                 expression = f"({aggregate}({numeric}) AS ?agg)"
             else:
                 expression = rng.choice(("(COUNT(*) AS ?agg)", f"(COUNT(DISTINCT {variables[-1]}) AS ?agg)"))
@@ -823,6 +900,8 @@ class Generator:
                 self.update()
             elif roll < 0.21 and self.has("http_resume") and self.queries:
                 self.ops.append(Reconnect(rng.choice(self.queries).event_name, rng.randint(1, 8)))
+            elif roll < 0.23 and self.has("unregister"):
+                self.unregister()
             else:
                 self.small_post(stream)
         for query in late:  # registered before the end after all
@@ -833,6 +912,14 @@ class Generator:
         for stream in self.streams:
             if stream.watermark is None or stream.watermark < final:
                 self.heartbeat(stream, final)
+
+    def unregister(self) -> None:
+        """Unregister a query no other query depends on (not a producer)."""
+        candidates = [q for q in self.queries if not q.output]
+        if candidates:
+            query = self.rng.choice(candidates)
+            self.queries.remove(query)
+            self.ops.append(Unregister(query.event_name))
 
     def big(self, stream: _Stream, feature: str) -> None:
         if feature == "medium_batches":

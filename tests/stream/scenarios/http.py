@@ -21,7 +21,7 @@ from tests.endpoint.rivulet_process import RivuletProcess
 from tests.endpoint.sse_client import SSEReader
 from tests.stream.scenarios.actual import Actual, construct_result, select_result
 from tests.stream.scenarios.inprocess import REFUSED
-from tests.stream.scenarios.model import Declare, Post, Reconnect, Register, Scenario, Update
+from tests.stream.scenarios.model import Declare, Post, Reconnect, Register, Scenario, Unregister, Update
 from tests.stream.scenarios.oracle import Event, Expected, Result
 from tests.stream.scenarios.terms import canonical, from_sparql_json
 
@@ -94,6 +94,8 @@ class _Reader:
         self.reader: _Connection | None = _Connection(url, last_event_id="0")
         self.resume_after_ops: int | None = None
         self.dropped = 0
+        #: the query is being unregistered: its connection ends after the queued events
+        self.final = False
 
     def disconnect(self, after_ops: int) -> None:
         if self.reader is None:
@@ -104,8 +106,13 @@ class _Reader:
         self.reader = None
         self.resume_after_ops = after_ops
 
+    def finish(self) -> None:
+        if self.reader is None:
+            self.resume()  # a client comes back before the query goes: its events are kept until then
+        self.final = True
+
     def tick(self) -> None:
-        if self.reader is not None and self.reader.ended.is_set():
+        if self.reader is not None and self.reader.ended.is_set() and not self.final:
             self.dropped += 1
             self.seen += [data for _, _, data in list(self.reader.events)]
             self.resume()
@@ -124,6 +131,8 @@ class _Reader:
             self.resume()
         deadline = time.monotonic() + EVENT_WAIT
         while len(self.seen) + len(self.reader.events) < expected and time.monotonic() < deadline:
+            if self.final and self.reader.ended.is_set():
+                break
             time.sleep(0.01)
             self.tick()
         time.sleep(QUIET)
@@ -158,7 +167,8 @@ def run(scenario: Scenario, expected: Expected, server: Server) -> Actual:
         for name, reader in readers.items():
             actual.events[name] = reader.events(expected_counts.get(name, 0))
         for name, count in expected_counts.items():
-            if count >= 2 and name in readers and "http_resume" in scenario.features:
+            live = name in readers and not readers[name].final
+            if count >= 2 and live and "http_resume" in scenario.features:
                 after = count // 2
                 late = SSEReader(readers[name].url, last_event_id=str(after))
                 events = late.wait_for(count - after, EVENT_WAIT)
@@ -214,6 +224,10 @@ def _apply(http: httpx.Client, url: str, op, readers: dict[str, _Reader], actual
         )
     if isinstance(op, Update):
         return _update(http, url, op.text())
+    if isinstance(op, Unregister):
+        readers[op.query].finish()
+        response = http.delete(f"{url}/queries/{quote(op.query, safe='')}")
+        return "ok" if response.status_code == 204 else f"error {response.status_code}: {response.text[:300]}"
     assert isinstance(op, Reconnect)
     if op.query in readers:
         readers[op.query].disconnect(op.after_ops)

@@ -16,6 +16,7 @@ from tests.stream.scenarios.model import (
     Scenario,
     StreamSpec,
     Triple,
+    Unregister,
     Update,
 )
 from tests.stream.scenarios.oracle import Event, Expected, Result
@@ -100,6 +101,8 @@ def _apply(engine: StreamEngine, op, subscriptions: dict, actual: Actual) -> str
             engine.declare_stream(definition(op.stream))
         elif isinstance(op, Update):
             engine.store.update(op.text())
+        elif isinstance(op, Unregister):
+            engine.unregister(op.query)
         else:
             assert isinstance(op, Reconnect)  # an HTTP matter
     except StreamError as error:

@@ -202,7 +202,14 @@ class Reconnect:
     after_ops: int
 
 
-Op = Post | Register | Declare | Update | Reconnect
+@dataclass(frozen=True)
+class Unregister:
+    """``DELETE /queries/{query}``: its events stop; the other queries go on."""
+
+    query: str
+
+
+Op = Post | Register | Declare | Update | Reconnect | Unregister
 
 
 @dataclass
@@ -273,4 +280,6 @@ def describe_op(op: Op) -> str:
         return f"PUT /streams/{op.stream.name} {op.stream.declaration()}"
     if isinstance(op, Update):
         return "POST /sparql update: " + op.text()
+    if isinstance(op, Unregister):
+        return f"DELETE /queries/{op.query}"
     return f"SSE {op.query}: disconnect, resume with Last-Event-ID after {op.after_ops} operations"

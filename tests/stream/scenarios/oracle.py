@@ -54,6 +54,7 @@ from tests.stream.scenarios.model import (
     Scenario,
     StreamSpec,
     Triple,
+    Unregister,
     Update,
 )
 from tests.stream.scenarios.terms import canonical
@@ -207,6 +208,8 @@ class Oracle:
             target.update(op.insert)
             if op.graph in self.absorbers:
                 self.expected.exercised.add("static_into_absorbed")
+        elif isinstance(op, Unregister):
+            self.queries = [q for q in self.queries if q.spec.event_name != op.query]
         else:
             assert isinstance(op, Reconnect)
         return "ok"
@@ -445,6 +448,10 @@ class Oracle:
         if added:
             load = store.load if previous else store.bulk_load  # bulk_load is for an empty store
             load("".join(added).encode(), format=pyoxigraph.RdfFormat.N_QUADS)
+        for graph in dataset:
+            if graph is not None:
+                # a window (FROM NAMED WINDOW) or FROM NAMED graph is in the dataset even when empty
+                store.add_graph(pyoxigraph.NamedNode(graph))
         self.stores[query] = (store, dataset)
         return store
 

@@ -14,6 +14,7 @@ from tests.stream.scenarios.model import (
     Register,
     Scenario,
     StreamSpec,
+    Unregister,
     Update,
     Window,
 )
@@ -61,6 +62,8 @@ def _op(op) -> dict:
             "insert": [list(t) for t in op.insert],
             "delete": [list(t) for t in op.delete],
         }
+    if isinstance(op, Unregister):
+        return {"unregister": op.query}
     return {"reconnect": op.query, "after_ops": op.after_ops}
 
 
@@ -76,6 +79,8 @@ def _load_op(data: dict):
         return Update(
             data["update"], tuple(tuple(t) for t in data["insert"]), tuple(tuple(t) for t in data["delete"])
         )
+    if "unregister" in data:
+        return Unregister(data["unregister"])
     return Reconnect(data["reconnect"], data["after_ops"])
 
 

@@ -317,3 +317,27 @@ def test_the_store_reused_across_windows_holds_exactly_each_window():
             for q in store
         }
         assert held == {(*t, g) for g, triples in dataset.items() for t in triples}
+
+
+def test_an_empty_window_is_still_a_graph_of_the_dataset():
+    """FROM NAMED WINDOW puts the window in the dataset, empty or not: a
+    GRAPH pattern that needs no triple matches it once."""
+    q = query(
+        "q",
+        "ASK",
+        f"WINDOW <{EX}w> {{ BIND(1 AS ?one) }}",
+        [window("a", 1000, 1000, "w")],
+        language="rspql",
+        form="ASK",
+    )
+    scenario = Scenario(
+        0,
+        frozenset(),
+        (stream("a"),),
+        {},
+        [
+            Register(q),
+            Post("a", ((100, (triple("x", "p", "y"),)), (2000, ()))),
+        ],
+    )
+    assert [r for _, _, r in windows_of(scenario, "q")] == ["True", "True"]
