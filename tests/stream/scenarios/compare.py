@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tests.stream.scenarios.actual import Actual
 from tests.stream.scenarios.model import Scenario, describe_op
-from tests.stream.scenarios.oracle import Event, Expected
+from tests.stream.scenarios.oracle import Event, Expected, Result
 
 #: events shown before and after the first difference
 CONTEXT = 2
@@ -54,6 +54,10 @@ def compare_events(name: str, expected: list[Event], actual: list[Event]) -> Dif
         lines += [
             ("  > " if i == index else "    ") + e.show() for i, e in enumerate(actual) if low <= i < high
         ]
+        if want is not None and got is not None and want.result.form != "ASK":
+            missing = Result.of(want.result.form, want.result.counter() - got.result.counter())
+            extra = Result.of(want.result.form, got.result.counter() - want.result.counter())
+            lines.append(f"in event {index + 1}: missing {missing.show()}; extra {extra.show()}")
         return Difference("events", f"query {name}", "\n".join(lines))
     return None
 

@@ -63,6 +63,10 @@ from tests.stream.scenarios.terms import canonical
 LARGE_BATCH = 16_384
 
 
+#: rows of one result a report prints
+SHOWN_ROWS = 6
+
+
 class Ambiguous(Exception):
     """The contract does not say what this scenario must report."""
 
@@ -85,12 +89,13 @@ class Result:
     def counter(self) -> Counter:
         return Counter(dict(self.rows))
 
-    def show(self) -> str:
+    def show(self, limit: int = SHOWN_ROWS) -> str:
+        """The result as a reader checks it: at most ``limit`` rows, then their number."""
         if self.form == "ASK":
             return str(self.boolean)
-        if not self.rows:
-            return "{}"
-        return "{" + ", ".join((_show_row(key) + (f" x{n}" if n > 1 else "")) for key, n in self.rows) + "}"
+        shown = ", ".join(_show_row(key) + (f" x{n}" if n > 1 else "") for key, n in self.rows[:limit])
+        more = f", ... {sum(n for _, n in self.rows)} rows in all" if len(self.rows) > limit else ""
+        return "{" + shown + more + "}"
 
 
 def _show_row(key: tuple) -> str:
