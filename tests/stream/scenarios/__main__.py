@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import logging
 import sys
 import time
 from collections import Counter, defaultdict
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
+
+    # the engine warns once per window it cannot report (e.g. an output stream
+    # taken over, issue 26 item 4): thousands of lines the differences already say
+    logging.getLogger("rivulet").setLevel(logging.ERROR)
 
     if args.replay:
         outcome = check(load(json.loads(args.replay.read_text())["scenario"]))
