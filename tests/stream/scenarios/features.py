@@ -52,6 +52,8 @@ FEATURES: dict[str, str] = {
     "medium_batches": "posts of 4,096-16,383 triples spanning several window closes",
     "large_batch_timing": "posts of 16,384-20,000 timing triples (nothing absorbed)",
     "large_batch_asof": "posts of 16,384-20,000 timeless triples absorbed into a graph a query reads",
+    "huge_batch_asof": "a post of 65,536-70,000 timeless triples absorbed into a graph a query reads",
+    "many_batches_asof": "120 posts of 180 timeless triples (21,600 in all) into a graph a query reads",
     "epoch_time": "timestamps near 1.7e12 ms (today), windows aligned on the epoch",
     "negative_time": "timestamps before the epoch",
     # HTTP only (the in-process driver ignores them)
@@ -65,6 +67,7 @@ KNOWN_BROKEN: dict[str, str] = {
     "count_item_repeats": "issue 26 item 1: [TRIPLES n] counts rows posted, not the item's graph",
     "shared_triple": "issue 26 item 2: a triple absorbed by two streams is cut at the first copy's time",
     "large_batch_asof": "issue 26 item 3: a batch of 16,384+ triples loses its as-of view",
+    "huge_batch_asof": "issue 26 item 3: a batch of 16,384+ triples loses its as-of view (65,536+ here)",
     "name_collision": "issue 26 item 4: REGISTER STREAM <.../NAME> takes over stream NAME",
     "different_steps": "issue 26 item 5: windows of one query cannot have different STEPs",
 }

@@ -42,6 +42,10 @@ EPOCH_BASE = 1_700_000_000_000
 #: sizes of the big posts: below and above the 16,384 the issue names
 MEDIUM_TRIPLES = (4_096, 16_383)
 LARGE_TRIPLES = (16_384, 20_000)
+#: above the 65,536 rows where the store's delta layer changes its ways
+HUGE_TRIPLES = (65_536, 70_000)
+#: many small posts that add up past those thresholds: posts x triples each
+MANY_POSTS = (120, 180)
 #: features the generator may leave out of one scenario (the others are on
 #: whenever enabled): each scenario tries a random half of these
 OPTIONAL = (
@@ -81,13 +85,21 @@ OPTIONAL = (
     "medium_batches",
     "large_batch_timing",
     "large_batch_asof",
+    "huge_batch_asof",
+    "many_batches_asof",
     "epoch_time",
     "negative_time",
     "http_single_items",
     "http_resume",
 )
 #: features that make a scenario slow: tried in fewer scenarios
-RARE = {"medium_batches": 0.08, "large_batch_timing": 0.05, "large_batch_asof": 0.05}
+RARE = {
+    "medium_batches": 0.08,
+    "large_batch_timing": 0.05,
+    "large_batch_asof": 0.05,
+    "huge_batch_asof": 0.02,
+    "many_batches_asof": 0.04,
+}
 
 
 @dataclass
@@ -163,6 +175,10 @@ class Generator:
 
     def has(self, feature: str) -> bool:
         return feature in self.features
+
+    def asof_probe(self) -> bool:
+        """Big posts are coming that a query should read as of its windows."""
+        return any(self.has(f) for f in ("large_batch_asof", "huge_batch_asof", "many_batches_asof"))
 
     # ----------------------------------------------------------------- streams
     def make_streams(self) -> None:
@@ -700,11 +716,7 @@ class Generator:
                     name=f"{self.ns}w{number}_{i}",
                 )
             )
-        predicate = (
-            "val"
-            if self.has("large_batch_asof") and rng.random() < 0.7
-            else rng.choice(("p", "q", "r", "val"))
-        )
+        predicate = "val" if self.asof_probe() and rng.random() < 0.7 else rng.choice(("p", "q", "r", "val"))
         pattern = f"?a {self.iri(predicate)} {'?v' if predicate == 'val' else '?b'} ."
         variables = ["?a", "?v" if predicate == "val" else "?b"]
         if language == "rspql" and rng.random() < 0.3:
@@ -814,7 +826,7 @@ class Generator:
             else:
                 self.register(query)
         if (
-            self.has("large_batch_asof")
+            self.asof_probe()
             or self.has("shared_triple")
             or (self.has("absorbed_graph") and rng.random() < 0.5)
         ):
@@ -870,7 +882,17 @@ class Generator:
         span = rng.randint(2_000, 8_000)
         end = self.start + span
         late_at = sorted(rng.randint(2, 25) for _ in late)
-        big = [f for f in ("medium_batches", "large_batch_timing", "large_batch_asof") if self.has(f)]
+        big = [
+            f
+            for f in (
+                "medium_batches",
+                "large_batch_timing",
+                "large_batch_asof",
+                "huge_batch_asof",
+                "many_batches_asof",
+            )
+            if self.has(f)
+        ]
         steps = 0
         while min(s.clock for s in self.streams) < end and steps < 400:
             steps += 1
@@ -889,7 +911,7 @@ class Generator:
             )
             if big and (roll < 0.04 or (steps == 1 and rng.random() < 0.5)):
                 # at the first step: a big first batch, before any window holds a retention bound
-                self.big(stream, big.pop(0))
+                self.big(stream, big.pop(rng.randrange(len(big))))
             elif roll < 0.08 and self.has("late_items"):
                 self.late_post(stream)
             elif roll < 0.14 and self.has("heartbeats") and not stream.count_n:
@@ -907,6 +929,8 @@ class Generator:
         for query in late:  # registered before the end after all
             self.prepare_late(query)
             self.register(query)
+        for feature in big:  # the big posts the loop did not get to
+            self.big(min(self.streams, key=lambda s: s.clock), feature)
         longest = max((q.max_range + max(q.steps) for q in self.queries if not q.is_count), default=0)
         final = max(s.clock for s in self.streams) + longest + rng.randint(0, 500)
         for stream in self.streams:
@@ -937,8 +961,45 @@ class Generator:
                 for q in self.queries
                 if s.spec.iri in q.streams and s.spec.graph in q.from_graphs and not s.count_n
             ]
-            if read or not stream.count_n:
-                self.big_post(self.rng.choice(read) if read else stream, *LARGE_TRIPLES, timeless=True)
+            if not read and stream.count_n:
+                return
+            # best a stream whose query also waits for another one: windows stay pending while it runs ahead
+            waiting = [
+                s
+                for s in read
+                for q in self.queries
+                if s.spec.iri in q.streams and len(q.streams) > 1 and s.spec.graph in q.from_graphs
+            ]
+            target = self.rng.choice(waiting or read) if read else stream
+            if feature == "many_batches_asof":
+                self.many_posts(target)
+            else:
+                self.big_post(
+                    target, *(HUGE_TRIPLES if feature == "huge_batch_asof" else LARGE_TRIPLES), timeless=True
+                )
+
+    def many_posts(self, stream: _Stream) -> None:
+        """Posts of a few item each, every one small, that add up to some
+        20,000 absorbed triples while windows keep closing between them."""
+        rng = self.rng
+        posts, per_post = MANY_POSTS
+        for _ in range(posts):
+            items = []
+            ts = stream.clock + rng.randint(1, 60)
+            for _ in range(3):
+                triples = []
+                for _ in range(per_post // 3):
+                    self.counter += 1
+                    triples.append(
+                        (
+                            self.iri(f"obs{self.counter}"),
+                            self.iri("val"),
+                            f'"{self.counter % 97}"^^<{XSD_INTEGER}>',
+                        )
+                    )
+                items.append((ts, tuple(triples)))
+                ts += rng.randint(0, 20)
+            self.post(stream, items)
 
 
 def rng_bool(rng: random.Random) -> bool:

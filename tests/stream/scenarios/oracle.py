@@ -59,8 +59,10 @@ from tests.stream.scenarios.model import (
 )
 from tests.stream.scenarios.terms import canonical
 
-#: posts this large are above every size threshold the issue names (16,384)
+#: posts this large are above the size threshold the issue names (16,384)
 LARGE_BATCH = 16_384
+#: ... and this large above the store's delta threshold
+HUGE_BATCH = 65_536
 
 
 #: rows of one result a report prints
@@ -257,9 +259,12 @@ class Oracle:
             if last is not None and ts < last:
                 return "refused"  # late, or decreasing inside the batch: nothing ingested
             last = ts
-        if sum(len(t) for _, t in items) >= LARGE_BATCH:
+        size = sum(len(t) for _, t in items)
+        if size >= LARGE_BATCH:
             timeless = [t for _, triples in items for t in triples if t[1][1:-1] not in stream.spec.timing]
             self.expected.exercised.add("large_batch_asof" if timeless else "large_batch_timing")
+            if timeless and size >= HUGE_BATCH:
+                self.expected.exercised.add("huge_batch_asof")
         self._append(index, stream, items)
         self._fire_due()
         return "ok"
