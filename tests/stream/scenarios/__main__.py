@@ -52,6 +52,11 @@ def _summary(label: str, outcomes: list[Outcome], seconds: float) -> list[str]:
         + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())),
         f"   windows compared: {sum(o.windows for o in outcomes)}",
     ]
+    noted = [o for o in outcomes if o.notes]
+    if noted:
+        lines.append(
+            f"   notes in {len(noted)} scenarios, e.g. seed {noted[0].scenario.seed}: {noted[0].notes[0]}"
+        )
     made = Counter(f for o in outcomes for f in o.scenario.features)
     lines.append(
         "   scenarios per feature: " + ", ".join(f"{f} {made[f]}" for f in features.FEATURES if made[f])

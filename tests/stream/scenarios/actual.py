@@ -20,6 +20,8 @@ class Actual:
     graphs: dict[str, frozenset[Triple]] = field(default_factory=dict)
     #: HTTP: a reader that resumed with Last-Event-ID k at the end: query -> (k, events)
     resumed: dict[str, tuple[int, list[Event]]] = field(default_factory=dict)
+    #: what the driver saw that is no difference (an SSE reader the server dropped, say)
+    notes: list[str] = field(default_factory=list)
 
 
 def select_result(variables: list[str], rows: list[list[str | None]]) -> Result:

@@ -166,6 +166,8 @@ def run(scenario: Scenario, expected: Expected, server: Server) -> Actual:
                 reader.tick()
         for name, reader in readers.items():
             actual.events[name] = reader.events(expected_counts.get(name, 0))
+            if reader.dropped:
+                actual.notes.append(f"the server dropped the SSE reader of {name} {reader.dropped} times")
         for name, count in expected_counts.items():
             live = name in readers and not readers[name].final
             if count >= 2 and live and "http_resume" in scenario.features:

@@ -32,6 +32,7 @@ class Outcome:
     differences: list[Difference] = field(default_factory=list)
     expected: Expected | None = None
     reason: str = ""
+    notes: list[str] = field(default_factory=list)
 
     @property
     def causes(self) -> frozenset[str]:
@@ -72,7 +73,7 @@ def check(scenario: Scenario, driver: Driver = inprocess.run) -> Outcome:
         return Outcome(scenario, "oracle-error", reason=traceback.format_exc())
     actual = driver(scenario, expected)
     differences = compare(scenario, expected, actual)
-    return Outcome(scenario, "fail" if differences else "pass", differences, expected)
+    return Outcome(scenario, "fail" if differences else "pass", differences, expected, notes=actual.notes)
 
 
 def check_seed(
