@@ -161,7 +161,12 @@ def run(scenario: Scenario, expected: Expected, server: Server) -> Actual:
             raise RuntimeError(f"declaring {spec.name}: {response.status_code} {response.text}")
     try:
         for op in scenario.ops:
-            actual.outcomes.append(_apply(http, url, op, readers, actual))
+            try:
+                outcome = _apply(http, url, op, readers, actual)
+            except httpx.TransportError as error:
+                # e.g. a connection the server closed after a 500 without saying so
+                outcome = f"error: {type(error).__name__}: {error}"
+            actual.outcomes.append(outcome)
             for reader in readers.values():
                 reader.tick()
         for name, reader in readers.items():
@@ -227,7 +232,8 @@ def _apply(http: httpx.Client, url: str, op, readers: dict[str, _Reader], actual
     if isinstance(op, Update):
         return _update(http, url, op.text())
     if isinstance(op, Unregister):
-        readers[op.query].finish()
+        if op.query in readers:  # not when its registration failed
+            readers[op.query].finish()
         response = http.delete(f"{url}/queries/{quote(op.query, safe='')}")
         return "ok" if response.status_code == 204 else f"error {response.status_code}: {response.text[:300]}"
     assert isinstance(op, Reconnect)
