@@ -38,6 +38,7 @@ FEATURES: dict[str, str] = {
     "foreign_absorb": "FROM a graph that a stream the query does not read absorbs into",
     "static_into_absorbed": "INSERT DATA into a graph a stream absorbs into (triples no stream posts)",
     "timing_predicates": "streams with timing predicates (never absorbed)",
+    "timeless_declaration": "streams declared by their timeless predicates (every other one timing)",
     # chains
     "chains": "REGISTER STREAM outputs read by other queries (and FROM the output's graph)",
     "name_collision": "output IRIs whose last segment is another stream's name (both orders)",

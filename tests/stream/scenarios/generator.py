@@ -74,6 +74,7 @@ OPTIONAL = (
     "foreign_absorb",
     "static_into_absorbed",
     "timing_predicates",
+    "timeless_declaration",
     "chains",
     "name_collision",
     "late_registration",
@@ -196,7 +197,12 @@ class Generator:
                 else frozenset()
             )
             graph = shared if i in sharers and i != count_stream else iri
-            stream = _Stream(StreamSpec(name, iri, graph, timing), ["p", "q", "r", "val", "temp"])
+            spec = StreamSpec(name, iri, graph, timing)
+            if timing and self.has("timeless_declaration") and rng.random() < 0.5:
+                # the same split, declared the other way: the absorbed predicates, every other one timing
+                everything = {f"{self.ns}{p}" for p in ("p", "q", "r", "val", "label")}
+                spec = StreamSpec(name, iri, graph, timeless=frozenset(everything))
+            stream = _Stream(spec, ["p", "q", "r", "val", "temp"])
             if graph == shared and not self.has("shared_triple"):
                 # each stream of a shared graph owns its subjects: no triple is absorbed twice
                 members = sorted(sharers - {count_stream})
@@ -950,7 +956,7 @@ class Generator:
             if not stream.count_n:
                 self.big_post(stream, *MEDIUM_TRIPLES, timeless=rng_bool(self.rng))
         elif feature == "large_batch_timing":
-            timed = [s for s in self.streams if s.spec.timing and not s.count_n]
+            timed = [s for s in self.streams if s.spec.is_timing(f"{self.ns}temp") and not s.count_n]
             if timed:
                 self.big_post(self.rng.choice(timed), *LARGE_TRIPLES, timeless=False)
         else:

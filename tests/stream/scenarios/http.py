@@ -11,6 +11,7 @@ generator's ``tag``): starting a server takes a second or two.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from urllib.parse import quote
@@ -38,6 +39,23 @@ def batch_body(items) -> str:
     for ts, triples in items:
         lines += [f"{ts} {s} {p} {o} ." for s, p, o in triples] or [str(ts)]
     return "\n".join(lines) + "\n"
+
+
+def turtle(triples) -> str:
+    """Triples as Turtle with prefixes (IRIs as prefixed names where they can be)."""
+    prefixes: dict[str, str] = {}
+
+    def name(term: str) -> str:
+        if not term.startswith("<"):
+            return term
+        namespace, _, local = term[1:-1].rpartition("/")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", local):
+            return term
+        prefix = prefixes.setdefault(namespace + "/", f"n{len(prefixes)}")
+        return f"{prefix}:{local}"
+
+    statements = [" ".join(name(t) for t in triple) + " ." for triple in triples]
+    return "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in prefixes.items()) + "\n".join(statements) + "\n"
 
 
 def to_event(data: dict, form: str) -> Event:
@@ -199,7 +217,9 @@ def _apply(http: httpx.Client, url: str, op, readers: dict[str, _Reader], actual
             )
         else:
             ((ts, triples),) = op.items
-            body = "".join(f"{s} {p} {o} .\n" for s, p, o in triples)
+            body = (
+                turtle(triples) if op.form == "turtle" else "".join(f"{s} {p} {o} .\n" for s, p, o in triples)
+            )
             media = "application/n-triples" if op.form == "ntriples" else "text/turtle"
             response = http.post(
                 f"{url}/streams/{op.stream}",

@@ -44,7 +44,7 @@ def engine_triple(triple: Triple) -> tuple[Term, Term, Term]:
 
 def definition(spec: StreamSpec) -> StreamDefinition:
     graph = IRI(spec.graph) if spec.graph != spec.iri else None
-    return StreamDefinition(spec.name, IRI(spec.iri), timing=spec.timing, graph=graph)
+    return StreamDefinition(spec.name, IRI(spec.iri), timing=spec.timing, timeless=spec.timeless, graph=graph)
 
 
 def spelling(term: Term | None) -> str | None:

@@ -29,10 +29,19 @@ class StreamSpec:
     #: the stored graph that absorbs the stream's timeless triples
     graph: str
     timing: frozenset[str] = frozenset()
+    #: if given, only these predicates are absorbed: every other one is timing
+    timeless: frozenset[str] | None = None
+
+    def is_timing(self, predicate: str) -> bool:
+        """Whether triples with ``predicate`` (an IRI) stay out of the stored graph."""
+        return predicate in self.timing or (self.timeless is not None and predicate not in self.timeless)
 
     def declaration(self) -> dict:
         """The JSON body of ``PUT /streams/{name}``."""
-        return {"iri": self.iri, "graph": self.graph, "timing": sorted(self.timing)}
+        body = {"iri": self.iri, "graph": self.graph, "timing": sorted(self.timing)}
+        if self.timeless is not None:
+            body["timeless"] = sorted(self.timeless)
+        return body
 
 
 @dataclass(frozen=True)

@@ -261,7 +261,7 @@ class Oracle:
             last = ts
         size = sum(len(t) for _, t in items)
         if size >= LARGE_BATCH:
-            timeless = [t for _, triples in items for t in triples if t[1][1:-1] not in stream.spec.timing]
+            timeless = [t for _, triples in items for t in triples if not stream.spec.is_timing(t[1][1:-1])]
             self.expected.exercised.add("large_batch_asof" if timeless else "large_batch_timing")
             if timeless and size >= HUGE_BATCH:
                 self.expected.exercised.add("huge_batch_asof")
@@ -296,7 +296,7 @@ class Oracle:
     def _absorb(self, stream: _Stream, ts: int, triples: frozenset) -> None:
         by_stream = self.absorbed.setdefault(stream.spec.graph, {})
         stamps, absorbed = by_stream.setdefault(stream.spec.iri, ([], []))
-        kept = [t for t in triples if t[1][1:-1] not in stream.spec.timing]
+        kept = [t for t in triples if not stream.spec.is_timing(t[1][1:-1])]
         if any(
             not set(kept).isdisjoint(other) for s, (_, other) in by_stream.items() if s != stream.spec.iri
         ):

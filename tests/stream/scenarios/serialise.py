@@ -21,11 +21,25 @@ from tests.stream.scenarios.model import (
 
 
 def _stream(spec: StreamSpec) -> dict:
-    return {"name": spec.name, "iri": spec.iri, "graph": spec.graph, "timing": sorted(spec.timing)}
+    timeless = None if spec.timeless is None else sorted(spec.timeless)
+    return {
+        "name": spec.name,
+        "iri": spec.iri,
+        "graph": spec.graph,
+        "timing": sorted(spec.timing),
+        "timeless": timeless,
+    }
 
 
 def _load_stream(data: dict) -> StreamSpec:
-    return StreamSpec(data["name"], data["iri"], data["graph"], frozenset(data["timing"]))
+    timeless = data.get("timeless")
+    return StreamSpec(
+        data["name"],
+        data["iri"],
+        data["graph"],
+        frozenset(data["timing"]),
+        None if timeless is None else frozenset(timeless),
+    )
 
 
 def _query(spec: QuerySpec) -> dict:
