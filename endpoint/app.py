@@ -15,6 +15,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.routing import Route
 
+from endpoint.admin_routes import AdminRoutes
 from endpoint.body_limit import BodyLimit
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
@@ -75,8 +76,9 @@ def create_app(
     settings = settings or Settings()
     # a server's clients must not make it call its own network
     store.outbound_policy = OutboundPolicy.for_server(settings.outbound_allowed, settings.service)
-    streams = streams or StreamEngine(store)
-    workers = Workers(settings.workers, settings.query_timeout)
+    streams = streams or StreamEngine(store, timeout=settings.query_timeout, max_rows=settings.max_rows)
+    # one shutdown for queries, updates and windows (``rivulet serve`` begins it on SIGTERM)
+    workers = Workers(settings.workers, settings.query_timeout, streams.shutdown)
     queries = ContinuousQueryRoutes(streams, settings, workers)
     sparql = SparqlRoute(store, settings, workers, streams.register)
     graphs = GraphStoreRoute(store, settings, workers)
@@ -100,6 +102,7 @@ def create_app(
         *queries.routes(),
         *readiness.routes(),
         *metrics.routes(),
+        *AdminRoutes(streams, settings).routes(),
         Route("/openapi.json", openapi_json, methods=["GET"]),
         *console_routes(),
     ]
@@ -116,5 +119,6 @@ def create_app(
     app.traffic = metrics.traffic
     app.state.store = store
     app.state.streams = streams
+    app.state.shutdown = streams.shutdown
     return app
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from endpoint import cluster_command, replay_command, serve
+from endpoint import backup_command, cluster_command, recover_command, replay_command, serve
 from endpoint.load_command import add_parser as add_load_parser
 from engine.api import Store
 from engine.rdf import format_term
@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     cluster_command.add_parser(commands)
     add_load_parser(commands)
     replay_command.add_parser(commands)
+    backup_command.add_parser(commands)
+    recover_command.add_parser(commands)
     return parser
 
 

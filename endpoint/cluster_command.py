@@ -10,6 +10,10 @@ coordinator's commit log (``coordinator``) and its streams, continuous
 queries and their progress (``streams``: a catalog and a log, as one node's
 data directory keeps them): on shared storage when the shards run on
 several nodes.
+
+The data directory's store ID (``DIR/store-id``) is the store's identity:
+shards that report another one belong to another store, and the coordinator
+is refused with both IDs and what to do (exit status 1), changing nothing.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ class Cluster:
 
     def close(self) -> None:
         self.data.close()
-        self.store.quad_store.coordinator_log.close()
+        self.store.quad_store.close()
         if self.owns_shards:
             self.calls.stop()
 
@@ -85,6 +89,7 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
 
     from engine.cluster import open_cluster_store
     from engine.cluster.ray_shards import NAMESPACE, RayShardCalls, start_shards
+    from engine.cluster.store_identity import ForeignShards
 
     shards = shard_count(args)
     if args.cluster == "local":  # a new runtime, even where `ray start` runs or RAY_ADDRESS is set
@@ -93,13 +98,16 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
         ray.init(address=args.cluster, namespace=NAMESPACE, configure_logging=False)
     data_dir = Path(args.data_dir).resolve()
     store_dir = Path(args.store).resolve() if args.store else None
-    actors = start_shards(shards, str(data_dir), str(store_dir) if store_dir else None,
-                          sync=args.sync == "always", checkpoint_mb=args.checkpoint_mb,
-                          in_place=args.transport != "ray")
-    calls = RayShardCalls(actors)
-    store = open_cluster_store(calls, data_dir, store_dir, sync=args.sync == "always",
-                               transport=args.transport, checkpoint_mb=args.checkpoint_mb)
-    from endpoint.serve import CATALOG_VARIABLE, data_files
+    try:
+        actors = start_shards(shards, str(data_dir), str(store_dir) if store_dir else None,
+                              sync=args.sync == "always", checkpoint_mb=args.checkpoint_mb,
+                              in_place=args.transport != "ray")
+        calls = RayShardCalls(actors)
+        store = open_cluster_store(calls, data_dir, store_dir, sync=args.sync == "always",
+                                   transport=args.transport, checkpoint_mb=args.checkpoint_mb)
+    except ForeignShards as exc:
+        raise SystemExit(f"rivulet serve: {exc}") from None
+    from endpoint.serve import CATALOG_VARIABLE, data_files, window_limits
 
     if store.quad_store.snapshot().version == 0:
         for path in data_files(args):
@@ -108,6 +116,7 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
         log.info("the cluster has data already: the --data files are not loaded again")
     catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
     data = DataDirectory.open(data_dir / "streams", catalog, sync=args.sync == "always",
-                              checkpoint_mb=args.checkpoint_mb, store=store)
+                              checkpoint_mb=args.checkpoint_mb, store=store,
+                              engine_options=window_limits(args))
     log.info("cluster of %d shards on Ray (%s)", shards, args.cluster)
     return Cluster(store, calls, owns_shards=args.cluster == "local", data=data)

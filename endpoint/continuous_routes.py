@@ -9,9 +9,12 @@ event per window, its id the window's sequence number, so a reconnecting
 
 Each subscriber drains its own bounded queue, which the engine fills
 without blocking (:class:`~engine.stream.subscription.Subscription`): a
-subscriber that stops reading is dropped when its queue is full (or a send
-stalls), and the others never wait for it. The SSE payload of an event is
-written here, once (:mod:`endpoint.sse`).
+subscriber that stops reading is dropped when its queue is full, or when its
+connection took nothing for the server's send timeout (the server cuts it
+off: :mod:`endpoint.connection_deadlines`), and the others never wait for it.
+Either drop is a warning in the log and counted
+(``rivulet_continuous_query_subscriber_drops_total``). The SSE payload of an
+event is written here, once (:mod:`endpoint.sse`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from endpoint.asgi_requests import require_write
+from endpoint.connection_deadlines import SEND_STALLED
 from endpoint.errors import parsing
 from endpoint.public_url import public_url
 from endpoint.settings import Settings
@@ -37,8 +41,6 @@ log = logging.getLogger("rivulet.endpoint")
 
 #: events a subscriber may have waiting before it is considered stalled
 SUBSCRIBER_QUEUE = 256
-#: seconds one send may take before the subscriber is dropped
-SEND_TIMEOUT = 30
 
 
 class ContinuousQueryRoutes:
@@ -85,11 +87,10 @@ class ContinuousQueryRoutes:
         last_id = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
         after = resume_after(last_id)
         subscription = self.engine.subscribe(name, after, SUBSCRIBER_QUEUE)
-        return EventSourceResponse(self._send(name, subscription), ping=self.settings.sse_ping,
-                                   send_timeout=SEND_TIMEOUT,
+        return EventSourceResponse(self._send(request, name, subscription), ping=self.settings.sse_ping,
                                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
-    async def _send(self, name: str, subscription: Subscription):
+    async def _send(self, request: Request, name: str, subscription: Subscription):
         """Replay, then every live event until the query is unregistered or
         the subscriber is dropped; a subscriber that goes away unsubscribes."""
         try:
@@ -100,4 +101,8 @@ class ContinuousQueryRoutes:
             if subscription.dropped:
                 log.warning("SSE subscriber of %r dropped: it stopped reading", name)
         finally:
-            self.engine.unsubscribe(name, subscription)
+            stalled = bool(request.scope.get(SEND_STALLED))
+            if stalled:
+                log.warning("SSE subscriber of %r dropped: its connection took nothing for the send "
+                            "timeout (--send-timeout)", name)
+            self.engine.unsubscribe(name, subscription, stalled=stalled)

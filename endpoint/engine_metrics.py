@@ -24,7 +24,9 @@ from engine.stream import StreamEngine
 from engine.stream.window_stats import SecondsHistogram
 
 #: the reasons a query is cancelled, always exposed (at 0 too) so that rates work from the start
-CANCELLATION_REASONS = ("time_limit", "client_gone")
+CANCELLATION_REASONS = ("time_limit", "client_gone", "shutdown")
+#: why a window of a continuous query fails, always exposed for the queries registered
+WINDOW_FAILURES = ("time_limit", "row_limit", "error")
 
 
 class EngineCollector(Collector):
@@ -87,6 +89,9 @@ class EngineCollector(Collector):
                                         "to a continuous query", labels=["query"])
         drops = CounterMetricFamily("rivulet_continuous_query_subscriber_drops", "SSE subscribers dropped "
                                     "for not reading", labels=["query"])
+        failed = CounterMetricFamily("rivulet_continuous_query_failed_windows", "Windows reported as failed "
+                                     "(time_limit: --timeout; row_limit: --max-rows; error: anything else "
+                                     "the evaluation raised)", labels=["query", "reason"])
         for name, running in list(self.streams.queries.items()):
             stats = running.stats
             windows.add_metric([name], stats.windows)
@@ -94,11 +99,14 @@ class EngineCollector(Collector):
             _add_histogram(delay, name, stats.delay)
             subscribers.add_metric([name], len(running.broadcast))
             drops.add_metric([name], running.broadcast.dropped)
-        yield from (windows, evaluation, delay, subscribers, drops)
+            for reason in WINDOW_FAILURES:
+                failed.add_metric([name, reason], running.failures[reason])
+        yield from (windows, evaluation, delay, subscribers, drops, failed)
 
     def _cancellations(self) -> Iterator[Metric]:
-        family = CounterMetricFamily("rivulet_query_cancellations", "Queries cancelled while running, by "
-                                     "reason (time_limit: --timeout; client_gone: the client disconnected)",
+        family = CounterMetricFamily("rivulet_query_cancellations", "Queries and updates cancelled while "
+                                     "running, by reason (time_limit: --timeout; client_gone: the client "
+                                     "disconnected; shutdown: still running at the end of the grace period)",
                                      labels=["reason"])
         for reason in CANCELLATION_REASONS:
             family.add_metric([reason], self.workers.cancellations[reason])

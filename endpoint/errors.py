@@ -11,12 +11,14 @@ route that hands text to the parser says which with :func:`parsing`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 
+from endpoint.connection_deadlines import REQUEST_TIMED_OUT
 from endpoint.problems import ProtocolError, problem_for
 from endpoint.workers import ClientGone
 from engine.api import QueryCancelled
@@ -35,6 +37,8 @@ ANSWERED = (ProtocolError, NotXmlText, RowBudgetExceeded, StreamError, SparqlSyn
             ServiceError, QueryCancelled, StoreUnavailable)
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+log = logging.getLogger("rivulet.endpoint")
 
 
 def parsing(request: Request, operation: str) -> None:
@@ -55,6 +59,7 @@ def error_handlers(query_timeout: float) -> dict[type[Exception], Handler]:
     handlers: dict[type[Exception], Handler] = {kind: answered for kind in ANSWERED}
     handlers[HTTPException] = http_error
     handlers[ClientGone] = client_gone
+    handlers[ClientDisconnect] = body_cut_off
     return handlers
 
 
@@ -71,4 +76,17 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
 
 
 async def client_gone(request: Request, exc: ClientGone) -> Response:
+    return Response(status_code=CLIENT_CLOSED)
+
+
+async def body_cut_off(request: Request, exc: ClientDisconnect) -> Response:
+    """A request whose body stopped before its end: the client left, or sent
+    too slowly (the server's --request-timeout). One line in the log, no
+    traceback: it says nothing about the server. Nothing was carried out:
+    every route reads its whole body before it acts."""
+    client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
+    why = ("did not arrive whole in time (--request-timeout)" if request.scope.get(REQUEST_TIMED_OUT)
+           else "stopped short: the client left")
+    log.warning("%s %s from %s: the request body %s; nothing was done", request.method,
+                request.url.path, client, why)
     return Response(status_code=CLIENT_CLOSED)

@@ -18,6 +18,8 @@ in a thread, so the engine is called directly (at most ``Settings.workers``
 calls at once), a query stops at its time limit (a WSGI application cannot
 see a client leave until it writes), and an event stream waits for windows
 in its thread, writing a comment every ``Settings.sse_ping`` seconds.
+Updates and the windows of a stream engine the blueprint makes are bounded
+by the same time limit and row budget as queries.
 
 The blueprint's URLs are the ones it was addressed by, under
 ``Settings.base_url`` when set. Without it they come from the WSGI
@@ -68,7 +70,7 @@ def rivulet_blueprint(store: Store, settings: Settings | None = None, streams: S
     settings = settings or Settings()
     store.outbound_policy = OutboundPolicy.for_server(settings.outbound_allowed, settings.service)
     if streams is None:
-        streams = StreamEngine(store)
+        streams = StreamEngine(store, timeout=settings.query_timeout, max_rows=settings.max_rows)
         atexit.register(streams.close)
     views = _Views(store, settings, streams)
     blueprint = Blueprint(name, __name__)
@@ -79,6 +81,7 @@ def rivulet_blueprint(store: Store, settings: Settings | None = None, streams: S
         ("/streams/<name>", views.describe_stream, ["GET"]),
         ("/streams/<name>", views.declare_stream, ["PUT"]),
         ("/streams/<name>", views.ingest, ["POST"]),
+        ("/streams/<name>", views.drop_stream, ["DELETE"]),
         ("/queries", views.list_queries, ["GET"]),
         ("/queries", views.register, ["POST"]),
         ("/queries/<path:name>/events", views.events, ["GET"]),
@@ -196,7 +199,7 @@ class _Views:
             return self._json(running.to_json(), 201)
         g.rivulet_operation = "update"
         self._call(self.store.update, operation.text, base, operation.graphs, operation.named_graphs, False,
-                   self.settings.max_rows)
+                   self.settings.max_rows, self.settings.query_timeout)
         return self._no_content()
 
     # ------------------------------------------------------------ /streams
@@ -219,6 +222,11 @@ class _Views:
         summary = self._call(self.streams.ingest_body, name, request.get_data(cache=False),
                              item_media_type(request.headers.get("Content-Type")), timestamp)
         return self._json(summary, 202)
+
+    def drop_stream(self, name: str) -> Response:
+        self._require_write()
+        self._call(self.streams.drop_stream, name)
+        return self._no_content()
 
     # ------------------------------------------------------------ /queries
     def list_queries(self) -> Response:

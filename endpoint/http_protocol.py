@@ -1,6 +1,7 @@
-"""The HTTP/1.1 protocol the server runs: uvicorn's httptools protocol, but a
-request offering to switch to a protocol other than WebSocket is answered in
-plain HTTP/1.1, whole and without a warning.
+"""The HTTP/1.1 protocol the server runs: uvicorn's httptools protocol, with
+the connection bounds of :mod:`endpoint.connection_deadlines`, and a request
+offering to switch to a protocol other than WebSocket answered in plain
+HTTP/1.1, whole and without a warning.
 
 Java's HTTP client (Jena's ``rsparql`` and ``rupdate``, anything built on
 ``java.net.http``) opens a connection with ``Connection: Upgrade,
@@ -14,29 +15,83 @@ request), and it logs "Unsupported upgrade request." for each one. uvicorn's
 h11 protocol reads such a request whole and declines the offer by answering
 normally, so a connection that offers any upgrade but WebSocket is handed to
 it, with the request as received; every other connection stays on httptools,
-the faster parser. Clients make such an offer on a connection's first request
-and wait for its answer, so no earlier response is being written when the
-connection changes hands.
+the faster parser.
+
+An offer may come behind other requests on the connection (pipelined, or
+from a client that offers on any request): the hand-over then waits until
+each of them has been answered. Until then the offer and whatever follows it
+are kept as they came and the connection is not read further, so the answers
+leave in the order of their requests.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import h11
 import httptools
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from endpoint.connection_deadlines import DEFAULT_REQUEST_TIMEOUT, DEFAULT_SEND_TIMEOUT, ConnectionDeadlines
 
-class DecliningH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, silent when it declines an upgrade offer: the
+
+def http_protocol(request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                  send_timeout: float = DEFAULT_SEND_TIMEOUT) -> Callable[..., asyncio.Protocol]:
+    """uvicorn's ``http`` setting: :class:`HttpProtocol` with these timeouts
+    (a partial of the class, which pickles for ``--processes``)."""
+    return functools.partial(HttpProtocol, request_timeout=request_timeout, send_timeout=send_timeout)
+
+
+class DecliningH11Protocol(ConnectionDeadlines, H11Protocol):
+    """uvicorn's h11 protocol, silent when it declines an upgrade offer (the
     answer in HTTP/1.1 is what a client offering ``h2c`` expects of a server
-    without HTTP/2, not something to warn the operator about."""
+    without HTTP/2, not something to warn the operator about), with the
+    connection bounds."""
+
+    def __init__(self, *args: Any, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 send_timeout: float = DEFAULT_SEND_TIMEOUT, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.request_timeout = request_timeout
+        self.send_timeout = send_timeout
 
     def _should_upgrade(self) -> bool:
         return self._get_upgrade() == b"websocket" and super()._should_upgrade()
 
+    def data_received(self, data: bytes) -> None:
+        if self.lingering:  # the rest of a request the server has answered: discarded
+            return
+        if self.conn.their_state is h11.SEND_BODY:
+            self.body_received(len(data))
+        super().data_received(data)
 
-class HttpProtocol(HttpToolsProtocol):
-    """The server's protocol (uvicorn's ``http`` setting); see the module docstring."""
+    def handle_events(self) -> None:
+        """uvicorn's, then where the request under way stands, from h11's state."""
+        super().handle_events()
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            self.request_begun()
+            self.head_received()
+        elif state is h11.IDLE and self.conn.trailing_data[0]:
+            self.request_begun()
+        else:
+            self.request_received()
+
+
+class HttpProtocol(ConnectionDeadlines, HttpToolsProtocol):
+    """The server's protocol (uvicorn's ``http`` setting, through
+    :func:`http_protocol`); see the module docstring."""
+
+    def __init__(self, *args: Any, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 send_timeout: float = DEFAULT_SEND_TIMEOUT, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.request_timeout = request_timeout
+        self.send_timeout = send_timeout
+        #: an upgrade offer waiting for the answers before it: the bytes to give h11
+        self._offer: bytearray | None = None
 
     def _should_upgrade(self) -> bool:
         # every offer keeps httptools from starting the request itself: the
@@ -46,9 +101,15 @@ class HttpProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         """uvicorn's, except that an upgrade offer other than WebSocket is
         answered by h11, given the rest of ``data`` (a POST's body) too."""
+        if self.lingering:  # the rest of a request the server has answered: discarded
+            return
+        if self._offer is not None:
+            self._offer += data
+            return
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
+            self.head_too_large(len(data))
         except httptools.HttpParserError:
             message = "Invalid HTTP request received."
             self.logger.warning(message)
@@ -56,23 +117,62 @@ class HttpProtocol(HttpToolsProtocol):
         except httptools.HttpParserUpgrade as switch:
             upgrade = self._get_upgrade()
             if upgrade == b"websocket" and self.ws_protocol_class is not None:
+                self.release()
                 self.handle_websocket_upgrade()
             elif upgrade is not None:
-                self._hand_to_h11(data[switch.args[0]:])
+                self._offer = bytearray(self._offer_head() + data[switch.args[0]:])
+                self._hand_over_when_answered()
             else:  # a CONNECT request, which uvicorn does not serve either
                 self._unsupported_upgrade_warning()
 
-    def _hand_to_h11(self, rest: bytes) -> None:
-        """Serve this connection with h11 from the current request on: it is
-        given the request's head as httptools read it, then ``rest``."""
+    # the request clock (endpoint.connection_deadlines)
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.request_begun()
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        if self.cycle is not None and self.cycle.scope is self.scope:  # not an upgrade offer
+            self.head_received()
+
+    def on_body(self, body: bytes) -> None:
+        self.body_received(len(body))
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self.request_received()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._offer is not None:
+            self._hand_over_when_answered()
+
+    def _offer_head(self) -> bytes:
+        """The offering request's head as httptools read it."""
         head = [self.scope["method"].encode("ascii"), b" ", self.url,
                 b" HTTP/", self.scope["http_version"].encode("ascii"), b"\r\n"]
         for name, value in self.headers:
             head += [name, b": ", value, b"\r\n"]
         head.append(b"\r\n")
+        return b"".join(head)
+
+    def _hand_over_when_answered(self) -> None:
+        """Serve this connection with h11 from the offering request on, once
+        every earlier request is answered; until then it is not read."""
+        if self.transport.is_closing():
+            return
+        if self.pipeline or (self.cycle is not None and not self.cycle.response_complete):
+            self.flow.pause_reading()
+            return
+        offer, self._offer = bytes(self._offer or b""), None
+        self.flow.resume_reading()
+        transport = self.release()
         protocol = DecliningH11Protocol(config=self.config, server_state=self.server_state,
-                                        app_state=self.app_state, _loop=self.loop)
+                                        app_state=self.app_state, _loop=self.loop,
+                                        request_timeout=self.request_timeout,
+                                        send_timeout=self.send_timeout)
         self.connections.discard(self)
-        protocol.connection_made(self.transport)
-        self.transport.set_protocol(protocol)
-        protocol.data_received(b"".join(head) + rest)
+        protocol.connection_made(transport)
+        transport.set_protocol(protocol)
+        protocol.data_received(offer)

@@ -5,7 +5,7 @@ Store Protocol, which their own documents describe; this covers the rest:
 streams, continuous queries and their Server-Sent Events, the probes, the
 metrics and this document. It is written by hand from the handlers
 (:mod:`endpoint.stream_routes`, :mod:`endpoint.continuous_routes`,
-:mod:`endpoint.health`, :mod:`endpoint.metrics`) and the JSON they answer
+:mod:`endpoint.health`, :mod:`endpoint.metrics`, :mod:`endpoint.admin_routes`) and the JSON they answer
 with (``to_json`` of the engine's stream and query states);
 tests/endpoint/test_openapi.py checks it against the application's routes,
 the OpenAPI 3.1 schema and the server's real answers.
@@ -40,6 +40,10 @@ def _error(description: str) -> dict:
     return {"description": description, "content": TEXT}
 
 
+#: a window event's id, as a client resumes after it
+EVENT_ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
+
+
 def _errors(*codes: str) -> dict:
     return {code: {"$ref": f"#/components/responses/{code}"} for code in codes}
 
@@ -55,6 +59,14 @@ STREAM_NAME = {"name": "name", "in": "path", "required": True, "description": "t
                "schema": {"type": "string", "pattern": "^[A-Za-z0-9._~-]{1,200}$"}}
 QUERY_NAME = {"name": "name", "in": "path", "required": True,
               "description": "the name given in the registration", "schema": {"type": "string"}}
+#: an event's ``window``: the evaluation as a whole (its instant, the earliest start of its windows)
+EVALUATION_BOUNDS = {**_object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+                     "description": "end_ms: the instant of the evaluation (the close); start_ms: the "
+                                    "earliest start of its windows"}
+#: an event's ``windows``: each stream window's own bounds
+EVENT_WINDOWS = {"type": "array", "items": _ref("EventWindow"),
+                 "description": "each stream window's bounds at the instant (its latest window closed "
+                                "by then), in registration order"}
 LOCATION = {"Location": {"description": "the URL of what was created", "schema": {"type": "string"}}}
 TIMESTAMP_FORMAT = ("milliseconds since the Unix epoch, or an xsd:dateTime (UTC when it has no zone); "
                     "the arrival time when neither the header nor the parameter is given")
@@ -91,6 +103,8 @@ SCHEMAS = {
         "triples": {"type": "integer"},
         "watermark_ms": MAYBE_INT,
         "windows_fired": {"type": "integer"},
+        "windows_failed": {"type": "integer", "description": "of the windows fired, those reported as "
+                                                             "failed (over --timeout or --max-rows)"},
     }),
     "QueryWindow": _object({
         "stream": IRI,
@@ -108,6 +122,15 @@ SCHEMAS = {
         "windows": {"type": "array", "items": _ref("QueryWindow")},
         "next_window_close": {**MAYBE_INT, "description": "ms; null until the query's streams have data"},
         "windows_reported": {"type": "integer", "description": "the sequence number of the last window"},
+        "windows_failed": {"type": "integer", "description": "windows reported as failed since the server "
+                                                             "started"},
+        "last_error": {"oneOf": [{"type": "null"}, _object({
+            "sequence": {"type": "integer"},
+            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "reason": {"enum": ["time_limit", "row_limit", "error"]},
+            "message": {"type": "string"},
+            "reported_at_ms": {"type": "number"},
+        })], "description": "the last window reported as failed"},
         "last_evaluation_ms": {"type": ["number", "null"]},
         "evaluation": {"type": "object", "properties": {"incremental": {"type": "boolean"}},
                        "required": ["incremental"],
@@ -115,11 +138,25 @@ SCHEMAS = {
         "subscribers": {"type": "integer"},
         "query": {"type": "string", "description": "the registration's text"},
     }),
+    "CheckpointReport": _object({
+        "lsn": {"type": "integer", "description": "the last log record the checkpoint holds"},
+        "triples": {"type": "integer"},
+        "seconds": {"type": "number"},
+        "taken": {"type": "boolean", "description": "false: nothing was logged since the last checkpoint, "
+                                                    "which this names"},
+    }),
+    "EventWindow": _object({
+        "stream": IRI,
+        "name": {"type": ["string", "null"], "description": "the RSP-QL window's IRI"},
+        "start_ms": {"type": "integer"},
+        "end_ms": {"type": "integer"},
+    }),
     "WindowEvent": {
         **_object({
             "query": {"type": "string"},
             "sequence": {"type": "integer", "minimum": 1, "description": "also the event's id"},
-            "window": _object({"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"}}),
+            "window": EVALUATION_BOUNDS,
+            "windows": EVENT_WINDOWS,
             "rows": {"type": "integer"},
             "closed_at_ms": {"type": "number"},
             "reported_at_ms": {"type": "number"},
@@ -128,6 +165,20 @@ SCHEMAS = {
         }),
         "description": "the data of one `window` event: one line of JSON",
     },
+    "WindowErrorEvent": {
+        **_object({
+            "query": {"type": "string"},
+            "sequence": {"type": "integer", "minimum": 1, "description": "also the event's id"},
+            "window": EVALUATION_BOUNDS,
+            "windows": EVENT_WINDOWS,
+            "error": _object({"reason": {"enum": ["time_limit", "row_limit", "error"]},
+                              "message": {"type": "string"}}),
+            "closed_at_ms": {"type": "number"},
+            "reported_at_ms": {"type": "number"},
+        }),
+        "description": "the data of one `window-error` event (a window whose evaluation failed): one line "
+                       "of JSON",
+    },
 }
 
 RESPONSES = {
@@ -135,10 +186,13 @@ RESPONSES = {
     "401": _error("a write without the bearer token the server was started with (--update-token)"),
     "403": _error("a write to a read-only server, or from a site CORS does not allow"),
     "404": _error("no such stream or query"),
-    "409": _error("a late item (its timestamp and the watermark in the message), or a name already taken"),
+    "409": _error("a late item (its timestamp and the watermark in the message), a name or a stream IRI "
+                  "already taken, or a stream that registered queries read or write (the message names "
+                  "them)"),
     "413": _error("a body over the server's limit (--max-body)"),
     "415": _error("a body type the route does not take"),
-    "422": _error("a timestamp that would make one query report more than 100,000 windows at once"),
+    "422": _error("a timestamp that would make the queries report more than 100,000 windows in all at "
+                  "once"),
 }
 
 ITEM_BODY = {"schema": {"type": "string"}}
@@ -158,11 +212,23 @@ PATHS = {
             "operationId": "declareStream", "summary": "Declare or re-declare a stream", "tags": ["streams"],
             "requestBody": {"required": False, "content": {"application/json": {
                 "schema": _ref("StreamDefinition")}}},
+            "description": "A stream's IRI never changes: a name declared with another IRI, or an IRI "
+                           "another stream has, is a 409. While registered queries read the stream or "
+                           "write into it, a re-declaration may change `idle` and `idle_lag_ms` only.",
             "responses": {
                 "200": _json(_ref("StreamDescription"), "re-declared", LOCATION),
                 "201": _json(_ref("StreamDescription"), "declared", LOCATION),
-                **_errors("400", "401", "403", "413"),
+                **_errors("400", "401", "403", "409", "413"),
             },
+        },
+        "delete": {
+            "operationId": "dropStream", "summary": "Drop a stream",
+            "description": "Its transient data is freed; what it absorbed stays in its stored graph. "
+                           "Refused (409) while a registered query reads it or writes into it "
+                           "(`REGISTER STREAM`): unregister them first. The name may then be declared "
+                           "again, as a new stream.",
+            "tags": ["streams"],
+            "responses": {"204": {"description": "dropped"}, **_errors("401", "403", "404", "409")},
         },
         "get": {
             "operationId": "describeStream", "summary": "One stream", "tags": ["streams"],
@@ -225,19 +291,35 @@ PATHS = {
         "get": {
             "operationId": "queryEvents", "summary": "The query's windows as Server-Sent Events",
             "description": "One `window` event per window: `id` its sequence number, `data` one line of "
-                           "JSON (#/components/schemas/WindowEvent). A `: ping` comment every 15 s. "
+                           "JSON (#/components/schemas/WindowEvent); a window whose evaluation failed is a "
+                           "`window-error` event instead, numbered the same way "
+                           "(#/components/schemas/WindowErrorEvent). A `: ping` comment every 15 s. "
                            "After `Last-Event-ID: n` (or `last_event_id=n`) the retained events after n "
                            "come first (the last 1000 per query).",
             "tags": ["queries"],
             "parameters": [
-                {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string", "pattern": "^[0-9]+$"},
-                 "description": "resume after this sequence number"},
-                {"name": "last_event_id", "in": "query", "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                {"name": "Last-Event-ID", "in": "header", "schema": EVENT_ID,
+                 "description": "resume after this sequence number (anything else: 400)"},
+                {"name": "last_event_id", "in": "query", "schema": EVENT_ID,
                  "description": "the same, for clients that cannot set the header"},
             ],
             "responses": {"200": {"description": "the event stream, open until the query is unregistered",
                                   "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                          **_errors("404")},
+                          **_errors("400", "404")},
+        },
+    },
+    "/admin/checkpoint": {
+        "post": {
+            "operationId": "checkpoint", "summary": "Take a checkpoint now", "tags": ["operations"],
+            "description": "Folds the write-ahead log into a new checkpoint of the data directory and "
+                           "answers once the catalog records it (queries and writes go on meanwhile). A "
+                           "write: needs the --update-token when there is one, refused on --read-only.",
+            "responses": {
+                "200": _json(_ref("CheckpointReport"), "the checkpoint in force"),
+                **_errors("401", "403"),
+                "409": _error("the server has no data directory (--data-dir)"),
+                "500": _error("the checkpoint failed; the log still holds every write"),
+            },
         },
     },
     "/healthz": {

@@ -36,11 +36,16 @@ def problem_for(exc: Exception, operation: str | None, query_timeout: float) -> 
     (the framework answers 500 and logs it)."""
     if isinstance(exc, ProtocolError):
         return exc
+    what = operation if operation in ("query", "update") else "request"
+    unchanged = "; nothing was changed" if operation == "update" else ""
     if isinstance(exc, RowBudgetExceeded):
-        return ProtocolError(503, f"query cancelled: {exc} (the server's --max-rows); nothing was changed")
+        return ProtocolError(503, f"{what} cancelled: {exc} (the server's --max-rows); nothing was changed")
+    if isinstance(exc, QueryCancelled) and exc.reason == "shutdown":
+        return ProtocolError(503, f"{what} cancelled: the server is shutting down{unchanged}; retry later",
+                             [("Retry-After", "5")])
     if isinstance(exc, QueryCancelled):
-        return ProtocolError(503, "query cancelled: it ran longer than the server's time limit of "
-                                  f"{query_timeout:g} s")
+        return ProtocolError(503, f"{what} cancelled: it ran longer than the server's time limit of "
+                                  f"{query_timeout:g} s{unchanged}")
     if isinstance(exc, StoreUnavailable):
         return ProtocolError(503, f"the store is briefly unavailable, retry: {exc}",
                              [("Retry-After", str(exc.retry_after))])

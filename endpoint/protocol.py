@@ -12,10 +12,12 @@ and answer the :class:`~endpoint.problems.ProtocolError` it raises.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from endpoint.problems import ProtocolError
+from engine.sparql.exec import DEPTH_HEADER
 from engine.sparql.syntax import is_registration
 
 FORM = "application/x-www-form-urlencoded"
@@ -27,6 +29,9 @@ FORMAT_PARAMETERS = ("format", "output", "results")
 #: Jena's its ``urn:x-arq:DefaultGraph``
 DEFAULT_GRAPH_NAMES = frozenset({"urn:x-rdflib:default", "urn:x-arq:DefaultGraph"})
 QUERY_TYPE = "application/sparql-query"
+#: a SERVICE depth: ASCII digits (str.isdigit() also takes superscripts and
+#: other scripts' digits, which int() refuses)
+DEPTH = re.compile(r"[0-9]{1,9}")
 UPDATE_TYPE = "application/sparql-update"
 
 
@@ -161,6 +166,9 @@ def refuse_registration_as_query(operation: Operation) -> None:
 
 def service_depth(header: str | None) -> int:
     """How many SERVICE calls through servers led to this request (0: none),
-    from the depth header a calling server sets."""
-    text = header or "0"
-    return int(text) if text.isdigit() and len(text) < 4 else 0
+    from the depth header a calling server sets; anything but a count is a 400."""
+    text = (header or "0").strip()
+    if not DEPTH.fullmatch(text):
+        raise ProtocolError(400, f"{DEPTH_HEADER} must be a count of SERVICE calls, 1 to 9 digits 0-9, "
+                                 f"not {text[:40]!r}")
+    return int(text)

@@ -24,11 +24,13 @@ from pathlib import Path
 
 import uvicorn
 
+from endpoint import connection_deadlines as connections
 from endpoint.app import create_app
 from endpoint.demo import RIVERS as DEMO_DATA
-from endpoint.http_protocol import HttpProtocol
+from endpoint.http_protocol import http_protocol
 from endpoint.log_format import LOG_FORMATS, configure_logging
 from endpoint.settings import Settings
+from endpoint.shutdown import CloseOnce, serve_until_stopped
 from engine.api import Store
 
 log = logging.getLogger("rivulet.endpoint")
@@ -90,7 +92,11 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--timeout", type=float, default=30.0,
-                       help="seconds a query may run before it is cancelled with 503 (default 30)")
+                       help="seconds a query, an update or a window of a continuous query may run before "
+                            "it is stopped (503; a window is reported as failed) (default 30)")
+    serve.add_argument("--grace-period", type=float, default=5.0, metavar="S",
+                       help="on SIGTERM or SIGINT, seconds the queries, updates and windows then running "
+                            "may go on before they are stopped and the server exits (default 5)")
     serve.add_argument("--workers", type=int, default=8,
                        help="engine calls running at once in worker threads, per process (default 8)")
     serve.add_argument("--processes", type=int, default=1,
@@ -103,8 +109,8 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--max-body", type=float, default=64, metavar="MB",
                        help="largest request body accepted, in MB (default 64; 413 above it)")
     serve.add_argument("--max-rows", type=int, default=10_000_000, metavar="N",
-                       help="most rows one step of a query may produce (default 10,000,000; 503 above "
-                            "it; 0: no limit)")
+                       help="most rows one step of a query, an update or a window may produce (default "
+                            "10,000,000; 503 above it, a window is reported as failed; 0: no limit)")
     serve.add_argument("--read-only", action="store_true", help="refuse updates and graph store writes")
     serve.add_argument("--update-token", metavar="TOKEN",
                        help=f"require 'Authorization: Bearer TOKEN', or HTTP Basic credentials whose "
@@ -117,9 +123,32 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
                        help="let SERVICE and LOAD call this host or network although it is not a public "
                             "address (repeatable; loopback, private and link-local are refused otherwise)")
     serve.add_argument("--no-service", action="store_true", help="refuse every SERVICE call (403)")
+    serve.add_argument("--keep-alive-timeout", type=seconds, default=connections.DEFAULT_KEEP_ALIVE_TIMEOUT,
+                       metavar="SECONDS",
+                       help="close a connection with no request under way (before its first one or "
+                            "between two) after this many seconds (default "
+                            f"{connections.DEFAULT_KEEP_ALIVE_TIMEOUT:g})")
+    serve.add_argument("--request-timeout", type=seconds, default=connections.DEFAULT_REQUEST_TIMEOUT,
+                       metavar="SECONDS",
+                       help="a request's head and body must arrive within this many seconds of its first "
+                            "byte, plus one per 64 KiB of body received, else 408 and the connection is "
+                            f"closed (default {connections.DEFAULT_REQUEST_TIMEOUT:g})")
+    serve.add_argument("--send-timeout", type=seconds, default=connections.DEFAULT_SEND_TIMEOUT,
+                       metavar="SECONDS",
+                       help="cut off a client that takes nothing of what the server writes to it for this "
+                            "many seconds; an event-stream subscriber is then dropped (default "
+                            f"{connections.DEFAULT_SEND_TIMEOUT:g})")
     serve.add_argument("--base-url", metavar="URL",
                        help="the server's public base URL, for the IRIs and Location headers it makes "
                             "(default: the address clients connect to; never the Host header)")
+
+
+def seconds(text: str) -> float:
+    """A duration option: a number of seconds above 0."""
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text!r}")
+    return value
 
 
 def data_files(args: argparse.Namespace) -> list[Path]:
@@ -252,9 +281,11 @@ def run(args: argparse.Namespace) -> int:
         log.info("%s", banner)
     else:
         print(banner, flush=True)
-    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1
+    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1;
+    # idle, slow and unread connections closed (endpoint/connection_deadlines.py)
     common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log,
-              "http": HttpProtocol, **uvicorn_logging}
+              "http": http_protocol(args.request_timeout, args.send_timeout),
+              "timeout_keep_alive": args.keep_alive_timeout, **uvicorn_logging}
     if args.processes > 1:
         if directory is None:
             raise SystemExit("rivulet serve: --processes above 1 needs data (--data, --demo or --store)")
@@ -263,25 +294,29 @@ def run(args: argparse.Namespace) -> int:
             "service_endpoints": dict(store.service_endpoints)})
         uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes, **common)
         return 0
+    closing = CloseOnce(cluster.data, cluster.close) if cluster else CloseOnce(data, data and data.close)
     try:
-        uvicorn.run(create_app(store, settings, streams), **common)
+        serve_until_stopped(create_app(store, settings, streams), args.grace_period, closing, **common)
     finally:
-        if data is not None:
-            data.close()
-        if cluster is not None:
-            cluster.close()
+        closing()
     return 0
 
 
 def _refusing_a_directory_in_use(open_directory, args: argparse.Namespace):
-    """``open_directory(args)``; another server using the directory is a clear
-    refusal (exit status 1 and why), not a traceback."""
-    from engine.durability import DirectoryInUse
+    """``open_directory(args)``; another server using the directory, or a
+    damaged log, is a clear refusal (exit status 1 and why), not a traceback."""
+    from engine.durability import DirectoryInUse, LogDamaged
 
     try:
         return open_directory(args)
-    except DirectoryInUse as exc:
+    except (DirectoryInUse, LogDamaged) as exc:
         raise SystemExit(f"rivulet serve: {exc}") from None
+
+
+def window_limits(args: argparse.Namespace) -> dict:
+    """The stream engine's bounds on each window (the options of
+    :class:`~engine.stream.StreamEngine`): a query's, recovery included."""
+    return {"timeout": args.timeout, "max_rows": args.max_rows or None}
 
 
 def open_data_directory(args: argparse.Namespace):
@@ -290,6 +325,7 @@ def open_data_directory(args: argparse.Namespace):
 
     catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None
     data = DataDirectory.open(Path(args.data_dir), catalog, sync=args.sync == "always",
-                              checkpoint_mb=args.checkpoint_mb, initial_files=data_files(args))
+                              checkpoint_mb=args.checkpoint_mb, initial_files=data_files(args),
+                              engine_options=window_limits(args))
     _add_service_aliases(data.store, args)
     return data

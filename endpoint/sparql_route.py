@@ -130,12 +130,11 @@ class SparqlRoute:
             running = await self.workers.call(self.register, operation.text, base)
             return JSONResponse(running.to_json(), status_code=201)
         parsing(request, "update")
-        await self.workers.call(self._apply_update, operation, public_url(request, self.settings))
+        base = public_url(request, self.settings)
+        await self.workers.update(request, lambda time_limit, shutdown: self.store.update(
+            operation.text, base, operation.graphs, operation.named_graphs, local_files=False,
+            max_rows=self.settings.max_rows, time_limit=time_limit, shutdown=shutdown))
         return Response(status_code=204)
-
-    def _apply_update(self, operation: Operation, base: str) -> None:
-        self.store.update(operation.text, base, operation.graphs, operation.named_graphs, local_files=False,
-                          max_rows=self.settings.max_rows)
 
     async def _describe(self, request: Request) -> Response:
         offer = negotiation.pick_offer(negotiation.GRAPH, accept(request),

@@ -2,8 +2,12 @@
 
 The data field is one line of JSON: the window's bounds and timings and its
 answer as SPARQL 1.1 JSON results (CONSTRUCT: ?subject ?predicate ?object
-rows). It is written once per event however many subscribers send it: the
-payloads are cached per event, for as long as the engine retains the event.
+rows). A window whose evaluation failed is a ``window-error`` event instead
+(not ``error``, which a browser's EventSource also fires for a lost
+connection): the same id and bounds, and ``error`` (``reason``, ``message``)
+in place of the answer. The data is written once per event however many
+subscribers send it: the payloads are cached per event, for as long as the
+engine retains the event.
 :func:`window_sse` gives it to sse-starlette (the Starlette application),
 :func:`sse_text` spells the whole event (the Flask blueprint).
 """
@@ -24,14 +28,23 @@ _payloads: weakref.WeakKeyDictionary[WindowEvent, str] = weakref.WeakKeyDictiona
 _payloads_lock = threading.Lock()
 
 
+#: the SSE event types: a window's answer, and a window whose evaluation failed
+WINDOW, WINDOW_ERROR = "window", "window-error"
+
+
+def event_type(event: WindowEvent) -> str:
+    """``window``, or ``window-error`` for a window that has no answer."""
+    return WINDOW if event.error is None else WINDOW_ERROR
+
+
 def window_sse(event: WindowEvent) -> ServerSentEvent:
     """The SSE of a window; its id is the sequence number a client resumes after."""
-    return ServerSentEvent(data=event_payload(event), event="window", id=str(event.sequence))
+    return ServerSentEvent(data=event_payload(event), event=event_type(event), id=str(event.sequence))
 
 
 def sse_text(event: WindowEvent) -> str:
     """The whole Server-Sent Event of a window, as sent on the wire."""
-    return f"event: window\nid: {event.sequence}\ndata: {event_payload(event)}\n\n"
+    return f"event: {event_type(event)}\nid: {event.sequence}\ndata: {event_payload(event)}\n\n"
 
 
 def event_payload(event: WindowEvent) -> str:
@@ -46,11 +59,22 @@ def event_payload(event: WindowEvent) -> str:
 
 
 def _write(event: WindowEvent) -> str:
+    if event.error is not None:
+        return orjson.dumps({
+            "query": event.query,
+            "sequence": event.sequence,
+            "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+            "windows": _windows(event),
+            "error": {"reason": event.error.reason, "message": event.error.message},
+            "closed_at_ms": round(event.closed_at * 1000, 3),
+            "reported_at_ms": round(event.reported_at * 1000, 3),
+        }).decode()
     head = orjson.dumps(
         {
             "query": event.query,
             "sequence": event.sequence,
             "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+            "windows": _windows(event),
             "rows": len(event.triples) if event.form == "CONSTRUCT" else len(event.rows),
             "closed_at_ms": round(event.closed_at * 1000, 3),
             "reported_at_ms": round(event.reported_at * 1000, 3),
@@ -58,6 +82,13 @@ def _write(event: WindowEvent) -> str:
     )
     # no newline inside: an SSE data field is one line
     return (head[:-1] + b',"results":' + results_json(event).strip() + b"}").decode()
+
+
+def _windows(event: WindowEvent) -> list[dict]:
+    """Each stream window's bounds: ``window`` bounds the evaluation as a
+    whole (its instant, the earliest start), these each window on its own."""
+    return [{"stream": w.stream, "name": w.name, "start_ms": w.start_ms, "end_ms": w.end_ms}
+            for w in event.windows]
 
 
 def results_json(event: WindowEvent) -> bytes:

@@ -18,14 +18,16 @@ from endpoint.problems import ProtocolError
 from endpoint.protocol import FORM, decode_utf8, media_type_and_charset
 from engine.rdf import IRI, iri_problem
 from engine.stream import StreamDefinition
+from engine.stream.stream_names import STREAM_NAME
 
 IDLE_POLICIES = ("none", "wallclock")
 #: the type of an item sent without Content-Type
 DEFAULT_ITEM_TYPE = "application/n-triples"
-#: what a stream name may be: it becomes part of URLs, IRIs and headers
-STREAM_NAME = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 #: the types a registration's text may be sent as, besides a form
 REGISTRATION_TYPES = ("application/sparql-query", "application/sparql-update", "text/plain", "")
+#: an event id a client resumes after: ASCII digits (str.isdigit() also takes
+#: superscripts and other scripts' digits, which int() refuses), below 10^19
+SEQUENCE_NUMBER = re.compile(r"[0-9]{1,19}")
 
 
 def item_media_type(content_type: str | None) -> str:
@@ -53,9 +55,15 @@ def registration_text(content_type: str | None, body: bytes) -> str:
 
 def resume_after(last_event_id: str | None) -> int | None:
     """The sequence number an event stream resumes after (``Last-Event-ID``
-    header or ``last_event_id`` parameter); None: from the live events on."""
+    header or ``last_event_id`` parameter); None: from the live events on.
+    Anything but a sequence number is a 400."""
     text = (last_event_id or "").strip()
-    return int(text) if text.isdigit() else None
+    if not text:
+        return None
+    if not SEQUENCE_NUMBER.fullmatch(text):
+        raise ProtocolError(400, "Last-Event-ID (or the last_event_id parameter) must be the id of a "
+                                 f"window event, 1 to 19 digits 0-9, not {text[:40]!r}")
+    return int(text)
 
 
 def stream_definition(name: str, body: bytes, url: str) -> StreamDefinition:

@@ -1,10 +1,12 @@
 """``/streams``: declare RDF streams, list them, and post items to them.
 
 ``PUT /streams/{name}`` declares (or re-declares) a stream from a JSON body;
-``POST /streams/{name}`` ingests one item (N-Triples, Turtle or JSON-LD, with
-its timestamp in the ``X-Timestamp`` header or ``timestamp`` parameter,
-arrival time when absent; an empty body is a heartbeat) or many items in
-timestamped N-Triples. A malformed body is 400 and nothing of it is
+``DELETE /streams/{name}`` drops it (refused with 409 while a registered
+query reads it or writes into it); ``POST /streams/{name}`` ingests one
+item (N-Triples, Turtle or JSON-LD, with its timestamp in the
+``X-Timestamp`` header or ``timestamp`` parameter, arrival time when
+absent; an empty body is a heartbeat) or many items in timestamped
+N-Triples. A malformed body is 400 and nothing of it is
 ingested; a late item is 409 with its timestamp.
 """
 
@@ -37,6 +39,7 @@ class StreamRoutes:
             Route("/streams/{name}", self.declare, methods=["PUT"]),
             Route("/streams/{name}", self.describe, methods=["GET"]),
             Route("/streams/{name}", self.ingest, methods=["POST"]),
+            Route("/streams/{name}", self.drop, methods=["DELETE"]),
         ]
 
     async def list_streams(self, request: Request) -> Response:
@@ -52,6 +55,12 @@ class StreamRoutes:
         state, created = await self.workers.call(self.engine.declare_stream, definition)
         return JSONResponse(state.to_json(), status_code=201 if created else 200,
                             headers={"Location": url})
+
+    async def drop(self, request: Request) -> Response:
+        """Drop the stream: its stored graph stays, its transient data goes."""
+        require_write(request, self.settings)
+        await self.workers.call(self.engine.drop_stream, request.path_params["name"])
+        return Response(status_code=204)
 
     async def ingest(self, request: Request) -> Response:
         """One item, a heartbeat or a batch: the engine parses the body and ingests it."""

@@ -3,8 +3,11 @@
 The engine is synchronous NumPy code, so a call that may take a while
 leaves the event loop for a worker thread (at most ``Settings.workers`` at
 once). A query gets a ``should_stop`` callable that turns true when its time
-limit passes or its client disconnects; the engine polls it between
-operators and gives up, which frees the worker for the next request.
+limit passes, its client disconnects or the server's shutdown has run out
+of grace; the engine polls it between operators and gives up, which frees
+the worker for the next request. An update gets its time limit and the
+shutdown too (:meth:`Workers.update`), not the disconnect: it is atomic, and
+a client that sent it and left still expects it applied.
 
 Most queries of a serving workload are small and repeated: the hop to a
 thread and back, and the task that watches for a disconnect, cost more than
@@ -28,6 +31,7 @@ import anyio
 from starlette.requests import Request
 
 from engine.api import QueryCancelled
+from engine.store import Shutdown
 
 log = logging.getLogger("rivulet.endpoint")
 
@@ -39,8 +43,8 @@ INLINE_BUDGET = 0.002
 INLINE_LIMIT = 0.02
 #: plans whose run time is remembered (the plan cache holds 512)
 REMEMBERED_PLANS = 2048
-#: the scope key naming why a request's query was cancelled ("time_limit" or
-#: "client_gone"), which the traffic metrics read (:mod:`endpoint.traffic`)
+#: the scope key naming why a request's query or update was cancelled
+#: ("time_limit", "client_gone", "shutdown"), which the traffic metrics read (:mod:`endpoint.traffic`)
 CANCELLED = "rivulet.cancelled"
 
 
@@ -51,12 +55,15 @@ class ClientGone(Exception):
 class Workers:
     """The pool of worker threads the HTTP layer hands engine calls to."""
 
-    def __init__(self, workers: int, query_timeout: float) -> None:
+    def __init__(self, workers: int, query_timeout: float, shutdown: Shutdown | None = None) -> None:
         self.limiter = anyio.CapacityLimiter(workers)
         self.query_timeout = query_timeout
+        #: the server's shutdown, which stops every query and update still running after its grace
+        self.shutdown = shutdown if shutdown is not None else Shutdown()
         #: id of a plan -> seconds its last run took
         self._run_time: dict[int, float] = {}
-        #: queries cancelled so far, per reason ("time_limit", "client_gone"), for /metrics
+        #: queries and updates cancelled so far, per reason ("time_limit", "client_gone", "shutdown"),
+        #: for /metrics
         self.cancellations: Counter[str] = Counter()
 
     def runs_inline(self, plan: object) -> bool:
@@ -102,8 +109,19 @@ class Workers:
         return await self.query(request, timed)
 
     async def call(self, fn: Callable[..., T], *args) -> T:
-        """Run a call that needs no cancellation (parsing, updates, loads)."""
+        """Run a call that needs no cancellation (parsing, loads, stream requests)."""
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    async def update(self, request: Request, fn: Callable[[float, Shutdown], T]) -> T:
+        """Run ``fn(time_limit, shutdown)``, an update that stops itself at
+        its time limit or the server's shutdown (raising :class:`QueryCancelled`,
+        answered 503); the cancellation is counted and logged as a query's."""
+        started = time.monotonic()
+        try:
+            return await anyio.to_thread.run_sync(fn, self.query_timeout, self.shutdown, limiter=self.limiter)
+        except QueryCancelled as exc:
+            self._cancelled(request, exc.reason, "update", time.monotonic() - started)
+            raise
 
     async def query(self, request: Request, fn: Callable[[Callable[[], bool]], T]) -> T:
         """Run ``fn(should_stop)``; cancel it when the client disconnects or
@@ -114,8 +132,10 @@ class Workers:
         started = time.monotonic()
         deadline = started + self.query_timeout
 
+        shutdown = self.shutdown
+
         def should_stop() -> bool:
-            return disconnected.is_set() or time.monotonic() > deadline
+            return disconnected.is_set() or time.monotonic() > deadline or shutdown.overdue()
 
         # errors are raised after the task group: inside it anyio would wrap
         # them in an ExceptionGroup
@@ -131,15 +151,26 @@ class Workers:
         if error is None:
             return result
         if isinstance(error, QueryCancelled):
-            elapsed = time.monotonic() - started
-            reason = "client_gone" if disconnected.is_set() else "time_limit"
-            self.cancellations[reason] += 1
-            request.scope[CANCELLED] = reason
             if disconnected.is_set():
-                log.warning("query cancelled after %.2f s: client disconnected", elapsed)
+                reason = "client_gone"
+            elif shutdown.overdue():
+                reason = "shutdown"
+                error = QueryCancelled("the server is shutting down", reason)
+            else:
+                reason = "time_limit"
+                error = QueryCancelled(str(error), reason)
+            self._cancelled(request, reason, "query", time.monotonic() - started)
+            if disconnected.is_set():
                 raise ClientGone() from error
-            log.warning("query cancelled after %.2f s: over the %g s time limit", elapsed, self.query_timeout)
         raise error
+
+    def _cancelled(self, request: Request, reason: str, what: str, elapsed: float) -> None:
+        """Count and log a query or update stopped for ``reason``."""
+        self.cancellations[reason] += 1
+        request.scope[CANCELLED] = reason
+        why = {"client_gone": "client disconnected", "shutdown": "the server is shutting down"}.get(
+            reason, f"over the {self.query_timeout:g} s time limit")
+        log.warning("%s cancelled after %.2f s: %s", what, elapsed, why)
 
     async def stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
         """Serialise a result in worker threads one chunk at a time. The first

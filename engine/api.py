@@ -43,7 +43,7 @@ from engine.sparql.exec import (
 from engine.sparql.expr import EvalContext
 from engine.sparql.results import decoded_rows
 from engine.sparql.syntax import parse_query, parse_update
-from engine.store import DEFAULT_GRAPH, QuadStore, row_budget, triples_by_graph
+from engine.store import DEFAULT_GRAPH, QuadStore, Shutdown, deadline_check, row_budget, triples_by_graph
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
 
@@ -329,7 +329,8 @@ class Store:
     # ---------------------------------------------------------------- update
     def update(self, text: str, base: str | None = None, using_graphs: list[str] | None = None,
                using_named_graphs: list[str] | None = None, local_files: bool = True,
-               max_rows: int | None = None) -> None:
+               max_rows: int | None = None, time_limit: float | None = None,
+               shutdown: Shutdown | None = None) -> None:
         """Apply a SPARQL Update request atomically: all operations or none.
 
         ``using_graphs``/``using_named_graphs`` are the protocol's
@@ -341,7 +342,11 @@ class Store:
         Documents named by LOAD are fetched before the store is locked (a slow
         server must not hold up other writers). ``local_files=False`` refuses
         ``file:`` IRIs: an HTTP client must not read the server's disk.
-        ``max_rows`` bounds every step of the WHERE clauses, as for queries."""
+        ``max_rows`` bounds every step of the WHERE clauses, as for queries.
+        ``time_limit`` (seconds, counted from when the update holds the
+        store's write lock) and ``shutdown`` (the server's) stop it with
+        :class:`QueryCancelled` at its next checkpoint: the transaction is
+        aborted, so the update changes nothing and other writers go on."""
         request = parse_update(text, base)
         if using_graphs is not None or using_named_graphs is not None:
             request = _with_protocol_dataset(request, using_graphs or [], using_named_graphs or [])
@@ -349,7 +354,7 @@ class Store:
         txn = self._store.begin()
         try:
             runner = UpdateRunner(txn, documents, lambda: EvalContext(base=request.base), self._service)
-            with row_budget(max_rows):
+            with row_budget(max_rows, deadline_check(time_limit, shutdown)):
                 runner.run(request)
         except BaseException:
             self._store.abort(txn)

@@ -1,6 +1,6 @@
 """``Client``: Rivulet's HTTP API from Python, for what SPARQL clients do not cover.
 
-Streams (declare, describe, post items, batched writing), continuous
+Streams (declare, describe, drop, post items, batched writing), continuous
 queries (register, describe, unregister) and their windows over
 Server-Sent Events, resumed after a dropped connection. It speaks the HTTP
 API of docs/http-api.md over httpx and imports nothing of the server, so it
@@ -124,6 +124,12 @@ class Client:
 
     def describe_stream(self, name: str) -> dict:
         return self.request("GET", self.stream_path(name)).json()
+
+    def drop_stream(self, name: str) -> None:
+        """Drop a stream: what it absorbed stays in its stored graph. The
+        server refuses (409) while a registered query reads it or writes
+        into it: unregister those first."""
+        self.request("DELETE", self.stream_path(name))
 
     def post_item(self, name: str, data: Iterable[Triple] | str | bytes,
                   timestamp: int | datetime | None = None,

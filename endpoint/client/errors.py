@@ -14,8 +14,8 @@ import re
 
 import httpx
 
-_LINE = re.compile(r"\bline (\d+)\b")
-_TIMESTAMP = re.compile(r"\btimestamp (-?\d+) ms\b")
+_LINE = re.compile(r"\bline ([0-9]{1,18})\b")
+_TIMESTAMP = re.compile(r"\btimestamp (-?[0-9]{1,18}) ms\b")
 
 
 class RivuletError(Exception):

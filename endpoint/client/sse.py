@@ -51,5 +51,5 @@ def parse_events(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
         elif field == "id":
             if "\0" not in value:
                 last_id = value
-        elif field == "retry" and value.isdigit():
+        elif field == "retry" and value.isascii() and value.isdigit() and len(value) < 10:
             retry = int(value)

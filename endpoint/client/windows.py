@@ -31,7 +31,10 @@ from endpoint.client.terms import python_value
 class Window:
     """One reported window. ``bindings`` are the raw SPARQL 1.1 JSON bindings
     (CONSTRUCT: ``subject``/``predicate``/``object`` rows), ``rows`` the same
-    as dicts of Python values; ``boolean`` is the answer of an ASK query."""
+    as dicts of Python values; ``boolean`` is the answer of an ASK query.
+    ``start_ms``/``end_ms`` bound the evaluation (``end_ms`` its instant);
+    ``windows`` gives each stream window's own bounds (``stream``, ``name``,
+    ``start_ms``, ``end_ms``), which differ when the windows' RANGEs or STEPs do."""
 
     query: str
     sequence: int
@@ -42,6 +45,7 @@ class Window:
     variables: list[str]
     bindings: list[dict] = field(default_factory=list)
     boolean: bool | None = None
+    windows: list[dict] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict) -> Window:
@@ -57,6 +61,7 @@ class Window:
             variables=list(results.get("head", {}).get("vars", [])),
             bindings=list(results.get("results", {}).get("bindings", [])),
             boolean=results.get("boolean"),
+            windows=list(data.get("windows", [])),
         )
 
     @property

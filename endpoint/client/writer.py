@@ -23,6 +23,7 @@ batch was not taken, 429 and 503 with ``Retry-After``, are retried (at most
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import deque
@@ -83,7 +84,7 @@ def retry_after(response: httpx.Response) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit() alone takes superscripts too
         return float(value)
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
@@ -256,6 +257,6 @@ def _batch_error(response: httpx.Response, batch: _Batch) -> RivuletError:
         lines = batch.body.decode("utf-8").splitlines()
         if 0 < error.line <= len(lines):
             head = lines[error.line - 1].split(" ", 1)[0]
-            if head.lstrip("-").isdigit():
+            if re.fullmatch(r"-?[0-9]{1,18}", head):
                 error.timestamp_ms = int(head)
     return error

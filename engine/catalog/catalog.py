@@ -21,20 +21,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from engine.catalog.connection import error_text, hide_password, open_engine, upgrade_to_head
-from engine.catalog.models import Checkpoint, Graph, Query, Stream
+from engine.catalog.models import Checkpoint, Graph, Query, Stream, Token
 from engine.catalog.rows import CatalogError, CheckpointRow, QueryRow, StreamRow
 
 #: the catalog's file inside a data directory (see :meth:`Catalog.for_directory`)
 CATALOG_FILE = "catalog.sqlite"
 
+#: every table, in the order a copy inserts them
+TABLES = (Stream, Query, Graph, Checkpoint, Token)
+
 #: a stream's progress at a checkpoint: (watermark in ms or None, triples so far)
 StreamProgress = tuple[int | None, int]
-#: a query's progress at a checkpoint: (next window index or None, sequence, policy state, events)
+#: a query's progress at a checkpoint: (next window index or None: the next instant over the
+#: query's clock unit, its STEP with one STEP; sequence, policy state, events)
 QueryProgress = tuple[int | None, int, bytes | None, bytes | None]
 
 
@@ -87,23 +91,47 @@ class Catalog:
     # streams
 
     def save_stream(self, name: str, definition: dict[str, Any], lsn: int) -> None:
-        """Declare a stream or replace its definition; a redeclaration keeps the first ``declared_lsn``
-        (and the progress), since replaying the log declares streams again."""
+        """Declare a stream at ``lsn``, or replace the definition of the
+        declaration of ``name`` in force then; a redeclaration keeps the first
+        ``declared_lsn`` (and the progress), since replaying the log declares
+        streams again."""
         text = json.dumps(definition, sort_keys=True, separators=(",", ":"))
         with self._transaction(f"saving stream {name!r}") as session:
-            row = session.get(Stream, name)
+            row = self._stream_at(session, name, lsn)
             if row is None:
                 session.add(Stream(name=name, definition=text, declared_lsn=lsn, triples_total=0))
             else:
                 row.definition = text
 
-    def streams(self) -> list[StreamRow]:
-        """Every declared stream, oldest declaration first."""
+    def drop_stream(self, name: str, lsn: int) -> None:
+        """Mark the declaration of ``name`` in force before ``lsn`` dropped at
+        ``lsn``; the row stays until a checkpoint at or after that LSN.
+        Marking it again (a replay of the log) changes nothing."""
+        with self._transaction(f"dropping stream {name!r}") as session:
+            row = self._stream_at(session, name, lsn - 1)
+            if row is None:
+                raise CatalogError(f"catalog {self.url}: no stream {name!r} to drop")
+            row.dropped_lsn = lsn
+
+    @staticmethod
+    def _stream_at(session: Session, name: str, lsn: int) -> Stream | None:
+        """The row of the declaration of ``name`` in force at ``lsn`` (declared
+        at or before it, not dropped by then), or None."""
+        return session.scalars(
+            select(Stream).where(Stream.name == name, Stream.declared_lsn <= lsn,
+                                 or_(Stream.dropped_lsn.is_(None), Stream.dropped_lsn > lsn))
+            .order_by(Stream.declared_lsn.desc()).limit(1)).first()
+
+    def streams(self, include_dropped: bool = False) -> list[StreamRow]:
+        """The declared streams, oldest declaration first; dropped ones only when asked."""
+        statement = select(Stream).order_by(Stream.declared_lsn, Stream.name)
+        if not include_dropped:
+            statement = statement.where(Stream.dropped_lsn.is_(None))
         with self._transaction("reading streams") as session:
             return [
                 StreamRow(row.name, json.loads(row.definition), row.declared_lsn, row.watermark_ms,
-                          row.triples_total)
-                for row in session.scalars(select(Stream).order_by(Stream.declared_lsn, Stream.name))
+                          row.triples_total, row.dropped_lsn)
+                for row in session.scalars(statement)
             ]
 
     # queries
@@ -139,13 +167,33 @@ class Catalog:
                 for row in session.scalars(statement)
             ]
 
+    def forget_log_from(self, lsn: int) -> tuple[list[str], list[str], list[str], list[str]]:
+        """Forget what log records at or after ``lsn`` did here, since the log no
+        longer holds them (they were never acknowledged, or ``rivulet recover``
+        cut them): streams declared and queries registered at or after it go,
+        streams and queries dropped at or after it are declared and registered
+        again. Returns the names of (streams removed, queries removed, queries
+        undropped, streams undropped)."""
+        with self._transaction(f"forgetting the log from LSN {lsn}") as session:
+            streams = list(session.scalars(select(Stream.name).where(Stream.declared_lsn >= lsn)))
+            queries = list(session.scalars(select(Query.name).where(Query.registered_lsn >= lsn)))
+            undropped = list(session.scalars(select(Query.name).where(
+                Query.dropped_lsn >= lsn, Query.registered_lsn < lsn)))
+            redeclared = list(session.scalars(select(Stream.name).where(
+                Stream.dropped_lsn >= lsn, Stream.declared_lsn < lsn)))
+            session.execute(delete(Stream).where(Stream.declared_lsn >= lsn))
+            session.execute(delete(Query).where(Query.registered_lsn >= lsn))
+            session.execute(update(Query).where(Query.dropped_lsn >= lsn).values(dropped_lsn=None))
+            session.execute(update(Stream).where(Stream.dropped_lsn >= lsn).values(dropped_lsn=None))
+            return sorted(streams), sorted(queries), sorted(undropped), sorted(redeclared)
+
     # checkpoints
 
     def record_checkpoint(self, lsn: int, directory: str, triples: int, graphs: list[str],
                           streams: Mapping[str, StreamProgress],
                           queries: Mapping[str, QueryProgress]) -> None:
         """Make a checkpoint count, all in one transaction: its row, the graph names, each stream's
-        and query's progress, and the purge of queries dropped at or before ``lsn``.
+        and query's progress, and the purge of streams and queries dropped at or before ``lsn``.
 
         A query registered after ``lsn`` is a newer registration than the one the
         progress was taken from, so its row is left alone. A stream or query the
@@ -158,7 +206,10 @@ class Catalog:
             if graphs:
                 session.execute(insert(Graph), [{"name": name} for name in sorted(set(graphs))])
             for name, (watermark_ms, triples_total) in streams.items():
-                stream = self._row(session, Stream, name, lsn)
+                stream = self._stream_at(session, name, lsn)
+                if stream is None:
+                    raise CatalogError(f"catalog {self.url}: checkpoint {lsn} names stream {name!r}, which "
+                                       "the catalog does not hold")
                 stream.watermark_ms, stream.triples_total = watermark_ms, triples_total
             for name, (next_index, sequence, policy_state, events) in queries.items():
                 query = self._row(session, Query, name, lsn)
@@ -167,8 +218,9 @@ class Catalog:
                     query.policy_state, query.events = policy_state, events
             session.flush()
             session.execute(delete(Query).where(Query.dropped_lsn <= lsn))
+            session.execute(delete(Stream).where(Stream.dropped_lsn <= lsn))
 
-    def _row(self, session: Session, model: type[Stream] | type[Query], name: str, lsn: int) -> Any:
+    def _row(self, session: Session, model: type[Query], name: str, lsn: int) -> Any:
         row = session.get(model, name)
         if row is None:
             raise CatalogError(f"catalog {self.url}: checkpoint {lsn} names {model.__tablename__} "
@@ -201,6 +253,29 @@ class Catalog:
                 select(Checkpoint.directory).where(older).order_by(Checkpoint.lsn)))
             session.execute(delete(Checkpoint).where(older))
             return directories
+
+
+    # copies
+
+    def export_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """Every row of every table, as column -> value, read in one transaction
+        (on PostgreSQL at REPEATABLE READ, so all from one snapshot): a
+        consistent copy of the catalog (``rivulet backup``)."""
+        with self._transaction("reading every row") as session:
+            if self._engine.dialect.name == "postgresql":
+                session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            return {model.__tablename__: [{column.key: getattr(row, column.key)
+                                           for column in model.__mapper__.column_attrs}
+                                          for row in session.scalars(select(model))]
+                    for model in TABLES}
+
+    def import_rows(self, rows: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Insert rows as :meth:`export_rows` gives them, all in one transaction
+        (into an empty catalog: a key already there is an error)."""
+        with self._transaction("writing copied rows") as session:
+            for model in TABLES:
+                if rows.get(model.__tablename__):
+                    session.execute(insert(model), rows[model.__tablename__])
 
 
 def _checkpoint_row(row: Checkpoint) -> CheckpointRow:

@@ -33,16 +33,23 @@ class Base(DeclarativeBase):
 
 
 class Stream(Base):
-    """A declared stream; ``definition`` is the caller's dict as JSON text (the same on every backend)."""
+    """A declared stream; ``definition`` is the caller's dict as JSON text (the same on every backend).
+
+    A row is one declaration of a name, from ``declared_lsn`` until
+    ``dropped_lsn``: a dropped stream's row stays until a checkpoint at or
+    after its drop (a replay of the log still finds it), so a name declared
+    again meanwhile has two rows, told apart by their declaration's LSN.
+    """
 
     __tablename__ = "streams"
     __table_args__ = (CheckConstraint("triples_total >= 0", name="triples_total_not_negative"),)
 
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
     definition: Mapped[str] = mapped_column(Text)
-    declared_lsn: Mapped[int] = mapped_column(BigInteger)
+    declared_lsn: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     watermark_ms: Mapped[int | None] = mapped_column(BigInteger)
     triples_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default=ZERO)
+    dropped_lsn: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class Query(Base):

@@ -20,13 +20,18 @@ class CatalogError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class StreamRow:
-    """A declared stream: its definition as the caller saved it, and its progress at the last checkpoint."""
+    """A declared stream: its definition as the caller saved it, and its progress at the last checkpoint.
+
+    ``dropped_lsn`` is set once the stream is dropped; the row stays until a
+    checkpoint at or after that LSN, so a replay of the log still finds it.
+    """
 
     name: str
     definition: dict[str, Any]
     declared_lsn: int
     watermark_ms: int | None
     triples_total: int
+    dropped_lsn: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 
 The coordinator holds the term dictionary (the loaded store's, plus the
 terms its log spells), numbers commits and runs queries; the shards hold the
-triples. Several coordinators may serve queries over the same shards; one
-of them takes writes (the commit numbering is its log's).
+triples. One coordinator serves a store: its data directory's lock refuses a
+second one, and shards of another store (another data directory) are
+refused before anything is written (``engine.cluster.store_identity``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from engine.cluster.in_place import InPlaceReads, measure
 from engine.cluster.shard_calls import ShardCalls, ShardUnavailable
 from engine.cluster.sharded_store import ShardedQuadStore
 from engine.cluster.step_calls import StepCalls, step_addresses
+from engine.cluster.store_identity import check_shards, store_id
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.layout import TERMS
 
@@ -35,11 +37,14 @@ def open_cluster_store(calls: ShardCalls, data_dir: Path, store_dir: Path | None
     reaches; ``transport`` picks in-place reads ("auto", "tcp", "rdma"), with
     the read steps that fork-join sent over TCP, or neither ("ray": every
     step forks to the shards through Ray). The coordinator's log is
-    compacted each ``checkpoint_mb`` MB, as far as every shard has checkpointed."""
+    compacted each ``checkpoint_mb`` MB, as far as every shard has checkpointed.
+    Raises :class:`~engine.cluster.store_identity.ForeignShards` if the
+    shards serve another data directory's store."""
+    infos = _reports_when_up(calls)
+    check_shards(store_id(data_dir), data_dir, infos)
     terms = CompactTermDictionary.open(store_dir / TERMS) if store_dir else CompactTermDictionary()
     coordinator_log = CoordinatorLog(data_dir / "coordinator", terms, len(terms), sync,
                                      compact_bytes=int(checkpoint_mb * 2**20))
-    infos = _reports_when_up(calls)
     calls = _steps_over_tcp(calls, infos, transport)
     in_place = _in_place_reads(calls, infos, transport)
     quad_store = ShardedQuadStore(terms, calls, coordinator_log, in_place)

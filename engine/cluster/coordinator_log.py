@@ -8,6 +8,12 @@ commit, so that a shard that missed commits (the coordinator died between
 shards) is brought up to date at the next start. Recovery reads the terms
 back into the dictionary in log order and returns the commits.
 
+A commit that absorbs a stream batch also names the batch: its position in
+the coordinator's streams log (``engine.durability``), where the batch was
+logged first. Batches are committed in the order they are logged there, so
+the highest position named (:attr:`CoordinatorLog.last_batch`) tells a
+restarted coordinator which logged batches never got their commit.
+
 One record per commit, LSN = version, in ``engine.durability.wal`` frames.
 
 The log does not grow without bound: once every shard has checkpointed past
@@ -28,7 +34,8 @@ from pathlib import Path
 
 from engine.cluster.shard_ops import Op, op_ids
 from engine.durability.directory_lock import DirectoryLock
-from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
+from engine.durability.log_scan import LogDamaged, recover_log, scan_log
+from engine.durability.wal import WriteAheadLog, fsync_directory
 from engine.rdf import format_term, parse_term
 
 COMPACTED = "compacted.json"
@@ -45,6 +52,8 @@ class Changes:
     version: int = 0
     changed_at: dict[int, int] = field(default_factory=dict)
     stream_fed: set[int] | None = field(default_factory=set)
+    #: the streams-log position of the last batch committed (0: none)
+    last_batch: int = 0
 
 
 class CoordinatorLog:
@@ -65,11 +74,15 @@ class CoordinatorLog:
             #: what the compacted commits changed (the state before the first record)
             self.compacted = self._read_compacted()
             self.version = self.compacted.version
-            for version, spelled, _ in self.records():
+            #: the streams-log position of the last stream batch committed
+            self.last_batch = self.compacted.last_batch
+            recover_log(directory, self.compacted.version)  # a torn tail is cut, damage refused
+            for version, spelled, _, batch in self.records():
                 for term_id, spelling in spelled:
                     terms.restore(term_id, parse_term(spelling))
                     self._spelled.add(term_id)
                 self.version = version
+                self.last_batch = max(self.last_batch, batch or 0)
             self.wal = WriteAheadLog(directory, self.version + 1, sync)
         except BaseException:
             self.lock.release()
@@ -85,30 +98,36 @@ class CoordinatorLog:
             self._spelled.add(term_id)
         fed = data["stream_fed"]
         return Changes(data["version"], {int(g): v for g, v in data["changed_at"].items()},
-                       None if fed is None else set(fed))
+                       None if fed is None else set(fed), data["last_batch"])
 
-    def records(self) -> Iterator[tuple[int, list[tuple[int, str]], list[Op]]]:
-        """(version, new terms, ops) of every logged commit after the compacted ones, in order."""
-        for path in sorted(self.directory.glob("*.log")):
-            for lsn, payload in read_segment(path):
-                if lsn > self.compacted.version:  # a crash may leave compacted segments behind
-                    yield pickle.loads(payload)
+    def records(self) -> Iterator[tuple[int, list[tuple[int, str]], list[Op], int | None]]:
+        """(version, new terms, ops, the batch it absorbs or None) of every
+        logged commit after the compacted ones, in order."""
+        scan = scan_log(self.directory, self.compacted.version)  # a crash may leave compacted segments behind
+        if scan.damage is not None:
+            raise LogDamaged(f"the coordinator log in {self.directory} is damaged: {scan.damage.describe()}",
+                             scan.damage)
+        for record in scan.records:
+            yield pickle.loads(record.payload)
 
     def commits_after(self, version: int) -> Iterator[tuple[int, list[Op]]]:
-        for logged, _, ops in self.records():
+        for logged, _, ops, _ in self.records():
             if logged > version:
                 yield logged, ops
 
-    def log(self, version: int, ops: list[Op]) -> None:
-        """Log commit ``version`` and wait until it is durable."""
+    def log(self, version: int, ops: list[Op], batch: int | None = None) -> None:
+        """Log commit ``version`` (absorbing the stream batch at position
+        ``batch`` of the streams log, if given) and wait until it is durable."""
         ids = op_ids(ops)
         new = [int(i) for i in ids[ids > self.base_terms] if int(i) not in self._spelled]
         spelled = [(i, format_term(self.terms.decode(i))) for i in new]
-        lsn = self.wal.append(pickle.dumps((version, spelled, ops), protocol=5))
+        lsn = self.wal.append(pickle.dumps((version, spelled, ops, batch), protocol=5))
         if lsn != version:
             raise RuntimeError(f"coordinator log at LSN {lsn} for commit {version}")
         self.wal.wait_durable(lsn)
         self._spelled.update(new)
+        if batch is not None:
+            self.last_batch = max(self.last_batch, batch)
 
     def wants_compaction(self) -> bool:
         """Whether the log grew enough since the last try to compact it."""
@@ -128,7 +147,8 @@ class CoordinatorLog:
         spelled = sorted(self._spelled)
         data = {"version": upto, "terms": [[i, format_term(self.terms.decode(i))] for i in spelled],
                 "changed_at": {str(g): v for g, v in changes.changed_at.items()},
-                "stream_fed": None if changes.stream_fed is None else sorted(changes.stream_fed)}
+                "stream_fed": None if changes.stream_fed is None else sorted(changes.stream_fed),
+                "last_batch": changes.last_batch}
         target = self.directory / COMPACTED
         partial = target.with_name(COMPACTED + ".partial")
         with open(partial, "w", encoding="utf-8") as out:
@@ -138,7 +158,8 @@ class CoordinatorLog:
         partial.rename(target)
         fsync_directory(self.directory)
         self.compacted = Changes(upto, dict(changes.changed_at),
-                                 None if changes.stream_fed is None else set(changes.stream_fed))
+                                 None if changes.stream_fed is None else set(changes.stream_fed),
+                                 changes.last_batch)
         segments = self.wal.segments()
         dropped = 0
         for segment, following in zip(segments, segments[1:]):

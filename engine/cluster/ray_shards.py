@@ -1,8 +1,10 @@
 """Shards as Ray actors: placement, restarts and calls come from Ray.
 
 Each shard is a named, detached actor (``rivulet-shard-<k>`` in the
-``rivulet`` namespace), so a second coordinator finds the same shards and a
-coordinator's restart does not take them down. Ray restarts an actor whose
+``rivulet`` namespace), so a coordinator that starts again finds the same
+shards and a coordinator's restart does not take them down; shards found
+that serve another data directory's store are refused before any is
+created (``engine.cluster.store_identity``). Ray restarts an actor whose
 process dies (``max_restarts``); its constructor then recovers the shard
 from its own directory, so a restarted shard holds every commit it had
 acknowledged. Calls that meet a dead or restarting actor raise
@@ -13,6 +15,7 @@ acknowledged. Calls that meet a dead or restarting actor raise
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -20,6 +23,7 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from engine.cluster.shard_calls import ShardUnavailable
 from engine.cluster.shard_server import ShardServer
+from engine.cluster.store_identity import check_shards, store_id
 
 log = logging.getLogger("rivulet.cluster")
 
@@ -53,7 +57,17 @@ ShardActor = ray.remote(num_cpus=0, max_restarts=MAX_RESTARTS, max_task_retries=
 def start_shards(shards: int, data_dir: str, store_dir: str | None, sync: bool = True,
                  checkpoint_mb: float = 64.0, in_place: bool = True, group: str = "") -> list:
     """The shard actors, created (or found, if a coordinator made them
-    already) and recovered."""
+    already) and recovered. Raises :class:`~engine.cluster.store_identity.ForeignShards`,
+    creating none, if those found serve another store than ``data_dir``'s."""
+    found = []
+    for k in range(shards):
+        try:
+            found.append(ray.get_actor(actor_name(k, group), namespace=NAMESPACE))
+        except ValueError:  # not created yet
+            continue
+    if found:
+        infos = ray.get([actor.info.remote() for actor in found], timeout=CALL_TIMEOUT)
+        check_shards(store_id(Path(data_dir)), Path(data_dir), infos)
     # SPREAD: shards ask for no CPU (they serve reads), so without it Ray may
     # put several on one node
     actors = [ShardActor.options(name=actor_name(k, group), namespace=NAMESPACE, lifetime="detached",

@@ -10,7 +10,8 @@ so a commit the coordinator saw acknowledged survives a kill of the shard's
 process; the record's LSN is the commit's version (every shard logs every
 commit, an empty part too). A checkpoint writes the graphs that differ from
 the loaded base as ID columns (deltas keep their stream timestamps, which
-pending windows read as of), never as text, and the graphs still equal to
+pending windows read as of, and the copies other streams absorbed of
+their triples), never as text, and the graphs still equal to
 the base as a reference to it, and the rows of the shard's stream logs that
 pending windows may still read; then the log segments it covers are
 removed. Recovery: the base, the newest complete checkpoint, the log after it.
@@ -30,7 +31,8 @@ import numpy as np
 from engine.cluster.shard_ops import ShardOp
 from engine.cluster.shard_state import ShardState, open_base
 from engine.cluster.shard_streams import ShardStreams
-from engine.durability.wal import WriteAheadLog, fsync_directory, read_segment
+from engine.durability.log_scan import recover_log
+from engine.durability.wal import WriteAheadLog, fsync_directory
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
 from engine.store.layered_graph import Delta, LayeredGraph
@@ -77,12 +79,10 @@ class ShardFiles:
         version, graphs, streams = _read_checkpoint(directory, loaded)
         state = ShardState(shard, shards, graphs, version, streams)
         replayed = 0
-        for path in sorted((directory / "wal").glob("*.log")):
-            for lsn, payload in read_segment(path):
-                if lsn > state.version:
-                    commit_version, ops, retain = pickle.loads(payload)
-                    state.apply(commit_version, ops, retain)
-                    replayed += 1
+        for record in recover_log(directory / "wal", state.version).records:  # torn tail cut, damage refused
+            commit_version, ops, retain = pickle.loads(record.payload)
+            state.apply(commit_version, ops, retain)
+            replayed += 1
         wal = WriteAheadLog(directory / "wal", state.version + 1, sync)
         files = cls(directory, wal, loaded, int(checkpoint_mb * 2**20), version)
         report = {"shard": shard, "checkpoint": version, "replayed": replayed, "version": state.version,
@@ -142,10 +142,11 @@ def _write_graph(path: Path, graph: Graph, loaded: Graph | None) -> str:
     if isinstance(graph, LayeredGraph):
         kind = "layered-loaded" if graph.base is loaded else "layered"
         base = graph.base
-        for i, delta in enumerate(graph.deltas):
-            t = delta.triples
-            arrays.update({f"d{i}_s": t.s, f"d{i}_p": t.p, f"d{i}_o": t.o, f"d{i}_ts": delta.ts,
-                           f"d{i}_stream": np.array([delta.stream])})
+        for prefix, layers in (("d", graph.deltas), ("c", graph.copies)):
+            for i, delta in enumerate(layers):
+                t = delta.triples
+                arrays.update({f"{prefix}{i}_s": t.s, f"{prefix}{i}_p": t.p, f"{prefix}{i}_o": t.o,
+                               f"{prefix}{i}_ts": delta.ts, f"{prefix}{i}_stream": np.array([delta.stream])})
     if kind != "layered-loaded":
         arrays.update(s=base.s, p=base.p, o=base.o)
     with path.open("wb") as out:
@@ -164,13 +165,19 @@ def _read_graph(path: Path, kind: str, loaded: Graph | None) -> Graph:
             base = CompactGraph.build(s, p, o) if len(s) >= COMPACT_MIN else MemoryGraph(s, p, o)
         if kind == "plain":
             return base
-        deltas = []
-        i = 0
-        while f"d{i}_s" in data:
-            triples = MemoryGraph(data[f"d{i}_s"], data[f"d{i}_p"], data[f"d{i}_o"], unique=True)
-            deltas.append(Delta(triples, data[f"d{i}_ts"], int(data[f"d{i}_stream"][0])))
-            i += 1
-        return LayeredGraph(base, tuple(deltas))
+        return LayeredGraph(base, _read_layers(data, "d"), _read_layers(data, "c"))
+
+
+def _read_layers(data, prefix: str) -> tuple[Delta, ...]:
+    """The deltas (``d``) or copies (``c``) :func:`_write_graph` saved."""
+    layers = []
+    i = 0
+    while f"{prefix}{i}_s" in data:
+        name = f"{prefix}{i}_"
+        triples = MemoryGraph(data[name + "s"], data[name + "p"], data[name + "o"], unique=True)
+        layers.append(Delta(triples, data[name + "ts"], int(data[name + "stream"][0])))
+        i += 1
+    return tuple(layers)
 
 
 def _read_checkpoint(directory: Path, loaded: dict[str, dict[int, Graph]]

@@ -21,6 +21,7 @@ from engine.cluster.shard_files import ShardFiles
 from engine.cluster.shard_ops import ShardOp
 from engine.cluster.shard_state import loaded_regions
 from engine.cluster.shard_streams import WindowSpan
+from engine.cluster.store_identity import store_id
 from engine.store.graph import Matches
 
 log = logging.getLogger("rivulet.cluster")
@@ -34,6 +35,8 @@ class ShardServer:
                  sync: bool = True, checkpoint_mb: float = 64.0, region_host: str | None = "127.0.0.1"
                  ) -> None:
         self.shard, self.shards = shard, shards
+        #: the store this shard serves (its data directory's ID), and that directory
+        self.store_id, self.data_dir = store_id(Path(data_dir)), data_dir
         self.files, self.state, self.recovery = ShardFiles.recover(
             Path(data_dir), shard, shards, Path(store_dir) if store_dir else None, sync, checkpoint_mb)
         self._commit_lock = threading.Lock()
@@ -82,7 +85,8 @@ class ShardServer:
     # ------------------------------------------------------------ reports
     def info(self) -> dict:
         regions = loaded_regions(self.files.loaded, self.shard) if self.addresses else {}
-        return {"shard": self.shard, "shards": self.shards, "version": self.state.version,
+        return {"shard": self.shard, "shards": self.shards, "store_id": self.store_id,
+                "data_dir": self.data_dir, "version": self.state.version,
                 "checkpoint": self.files.checkpointed, "pid": os.getpid(), "addresses": dict(self.addresses),
                 "steps": self.step_address,
                 "recovery": self.recovery, "regions": {name: len(array) for name, array in regions.items()}}
@@ -152,6 +156,7 @@ class ShardServer:
         of one Ray cluster for many independent stores)."""
         with self._commit_lock:
             self.files.close()
+            self.store_id, self.data_dir = store_id(Path(data_dir)), data_dir
             self.files, self.state, self.recovery = ShardFiles.recover(
                 Path(data_dir), self.shard, self.shards, None, self.files.wal.sync)
 

@@ -56,6 +56,8 @@ class ShardStreams:
                 log = self.logs.get((op.stream, role))
                 if log is not None:
                     log.expire(before_ts, before_seq)
+                    if not log.chunks:  # (rows carry their arrival numbers: a new log continues it)
+                        del self.logs[(op.stream, role)]
         else:
             raise ValueError(f"not a stream op: {op.kind}")
 

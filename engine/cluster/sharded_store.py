@@ -20,6 +20,14 @@ only summaries. The shards log those ops themselves; the coordinator's log
 leaves them out: a coordinator that starts again empties the shards' stream
 logs with its first batch (:attr:`stale_stream_logs`) and sends the rows its
 windows need again, from its own streams' log (``engine.durability``).
+
+A batch is logged in that streams log first (the decision, as on one node),
+then committed here, the commit naming the batch's position there
+(:meth:`ShardedQuadStore.batch_logged`). A coordinator that died between
+the two finds, at its next start, a logged batch past the last one its log
+names (:meth:`ShardedQuadStore.holds_batch`): its recovery commits it then,
+so the windows and the stored graph both have it. For that to hold, no
+batch is committed after one whose commit failed (:meth:`ShardedQuadStore.before_batch`).
 """
 
 from __future__ import annotations
@@ -56,6 +64,8 @@ class ShardedTransaction:
     store: ShardedQuadStore
     base: Snapshot
     journaled: bool = True
+    #: the streams-log position of the stream batch this transaction absorbs (None: none)
+    batch: int | None = None
     graphs: dict[int, Graph] = field(init=False)
     ops: list[Op] = field(init=False, default_factory=list)
 
@@ -166,12 +176,26 @@ class ShardedQuadStore(QuadStore):
         #: planner statistics per (graph, last change, cutoffs, call): a graph's
         #: counts hold until it changes, and windows re-plan every step
         self._statistics = StatisticsCache()
-        #: why writes are refused: a logged commit that some shard never took
+        #: why writes are refused until a restart: a logged commit that some shard
+        #: never took, or a logged stream batch that was never committed
         self._stuck: str | None = None
+        #: the streams-log position of the last batch logged there, until its commit is logged here
+        self._logged_batch: int | None = None
         #: commits published since start, and the seconds they took (logging, every shard applying)
         self.commits = 0
         self.commit_seconds = 0.0
         self._snapshot = self._snapshot_at(self._start_version())
+
+    def close(self) -> None:
+        """Let go of what this coordinator holds: its log (and the log's
+        lock) and its connections to the shards (the shards go on)."""
+        if self.coordinator_log is not None:
+            self.coordinator_log.close()
+        caller = getattr(self.calls, "caller", None)
+        if caller is not None:
+            caller.close()
+        if self.in_place is not None:
+            self.in_place.reader.close()
 
     # ------------------------------------------------------------ start-up
     def _start_version(self) -> int:
@@ -226,11 +250,11 @@ class ShardedQuadStore(QuadStore):
                             statistics=self._statistics, changed_at=changed_at or 0, stream_fed=stream_fed)
 
     # -------------------------------------------------------------- writes
-    def begin(self, journaled: bool = True) -> ShardedTransaction:
+    def begin(self, journaled: bool = True, batch: int | None = None) -> ShardedTransaction:
         if self._stuck is not None:
             raise StoreUnavailable(self._stuck)
         self._write_lock.acquire()
-        self._writer = ShardedTransaction(self, self._snapshot, journaled)
+        self._writer = ShardedTransaction(self, self._snapshot, journaled, batch)
         return self._writer
 
     def _commit(self, txn: ShardedTransaction) -> Snapshot:
@@ -242,7 +266,10 @@ class ShardedQuadStore(QuadStore):
             started = time.perf_counter()
             version = self._snapshot.version + 1
             if self.coordinator_log is not None:
-                self.coordinator_log.log(version, [op for op in txn.ops if op.kind not in STREAM_KINDS])
+                self.coordinator_log.log(version, [op for op in txn.ops if op.kind not in STREAM_KINDS],
+                                         txn.batch)
+            if txn.batch is not None and txn.batch == self._logged_batch:
+                self._logged_batch = None
             self._note_changes(version, txn.ops)
             parts = split_ops(txn.ops, self.calls.shards)
             try:
@@ -265,6 +292,31 @@ class ShardedQuadStore(QuadStore):
         finally:
             self._writer = None
             self._write_lock.release()
+
+    # ------------------------------------------------------ stream batches
+    def before_batch(self) -> None:
+        """Refuse a stream batch before it is logged, if writes are refused or
+        the batch logged last never got its commit (its absorption failed):
+        a later batch's commit would hide that one from the next start, which
+        commits the logged batches past the last one committed."""
+        if self._logged_batch is not None and self._stuck is None:
+            self._stuck = (f"the stream batch at position {self._logged_batch} of the streams log was "
+                           "logged but not committed; writes resume once the coordinator is restarted "
+                           "(which commits it)")
+            log.error("%s", self._stuck)
+        if self._stuck is not None:
+            raise StoreUnavailable(self._stuck)
+
+    def batch_logged(self, position: int, data: bool) -> None:
+        """A stream batch was logged at ``position`` of the streams log; with
+        ``data``, the stream engine's transaction that absorbs it (begun with
+        ``batch=position``) is to commit it."""
+        self._logged_batch = position if data else None
+
+    def holds_batch(self, position: int) -> bool:
+        """Whether the stream batch logged at ``position`` of the streams log
+        was committed (without a log: taken as committed)."""
+        return self.coordinator_log is None or position <= self.coordinator_log.last_batch
 
     def figures(self) -> dict:
         """What an operator watches (``/metrics``), from memory: shards,
@@ -291,7 +343,8 @@ class ShardedQuadStore(QuadStore):
             upto = min(info["checkpoint"] for info in self.calls.info())
         except StoreUnavailable:
             return  # a shard is restarting: the next try will do
-        dropped = self.coordinator_log.compact(upto, Changes(upto, self._changed_at, self._stream_fed))
+        changes = Changes(upto, self._changed_at, self._stream_fed, self.coordinator_log.last_batch)
+        dropped = self.coordinator_log.compact(upto, changes)
         if dropped:
             log.info("coordinator log: %d segment(s) up to commit %d dropped (every shard has "
                      "checkpointed past it)", dropped, upto)

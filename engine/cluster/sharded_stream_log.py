@@ -140,3 +140,18 @@ class ShardedStreamLog:
         if freed or (before_ts, before_seq) != self._sent:
             self._pending = (before_ts, before_seq)
         return freed
+
+    def discard(self) -> list[BatchSummary]:
+        """Forget every batch of a dropped stream, and let the shards free
+        their shares now, in a commit of its own: no later batch of this
+        stream will carry the bounds (an expiry without bounds frees all)."""
+        txn = self.store.begin(journaled=False)
+        try:
+            txn.expire_stream(self.stream, None, None)
+        except BaseException:
+            self.store.abort(txn)
+            raise
+        txn.commit()
+        freed, self.chunks = self.chunks, []
+        self._pending = None
+        return freed

@@ -12,8 +12,8 @@ memory and fires the same windows.
 Payload: a JSON object whose ``k`` says the kind:
 ``tx`` (``c``: the changes, ``[kind, graph term or null, N-Triples]``),
 ``batch`` (``s``: stream name, ``i``: ``[timestamp, N-Triples]`` per item),
-``declare`` (``d``: the stream definition), ``register`` (``t``: text,
-``b``: base), ``unregister`` (``n``: name).
+``declare`` (``d``: the stream definition), ``drop`` (``n``: the stream's
+name), ``register`` (``t``: text, ``b``: base), ``unregister`` (``n``: name).
 """
 
 from __future__ import annotations
@@ -64,6 +64,10 @@ def batch_record(name: str, items: list[tuple[int, Sequence]]) -> bytes:
 
 def declare_record(definition: StreamDefinition) -> bytes:
     return orjson.dumps({"k": "declare", "d": definition.to_json()})
+
+
+def drop_record(name: str) -> bytes:
+    return orjson.dumps({"k": "drop", "n": name})
 
 
 def register_record(text: str, base: str | None) -> bytes:

@@ -8,9 +8,11 @@ With ``sync`` on, the first waiter flushes the segment to disk (``fsync``)
 for every record written so far, and the writers that queued behind it find
 their record already durable: one flush per group, not per write.
 
-A crash can leave the last record of the last segment torn (partly written):
-its length or checksum does not match, and reading stops there. Such a
-record was never acknowledged, since acknowledgement waits for the flush.
+A crash can leave the last record of the last segment torn (partly written).
+Such a record was never acknowledged, since acknowledgement waits for the
+write (and the flush). Reading a log back, and telling a torn tail (cut
+before anything is appended) from damage (which stops recovery), is
+:mod:`engine.durability.log_scan`'s job.
 
 Segments are named by the first LSN they may hold. A checkpoint rotates to a
 new segment, and once the checkpoint is recorded, removes the older ones.
@@ -18,17 +20,14 @@ new segment, and once the checkpoint is recorded, removes the older ones.
 
 from __future__ import annotations
 
-import logging
 import os
 import struct
 import threading
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
-log = logging.getLogger("rivulet.durability")
-
-_HEADER = struct.Struct("<IIQ")
+#: a record's header: payload length, CRC-32 (of the LSN then the payload), LSN
+HEADER = struct.Struct("<IIQ")
 SUFFIX = ".log"
 
 
@@ -39,25 +38,7 @@ def segment_name(first_lsn: int) -> str:
 def frame(lsn: int, payload: bytes) -> bytes:
     """One record as it is stored."""
     lsn_bytes = lsn.to_bytes(8, "little")
-    return _HEADER.pack(len(payload), zlib.crc32(payload, zlib.crc32(lsn_bytes)), lsn) + payload
-
-
-def read_segment(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(lsn, payload)`` of each whole record of a segment; stops at the first
-    torn or corrupt one (saying so in the log)."""
-    data = path.read_bytes()
-    at = 0
-    while at < len(data):
-        if at + _HEADER.size > len(data):
-            log.warning("%s: torn record at byte %d dropped (it was never acknowledged)", path.name, at)
-            return
-        length, checksum, lsn = _HEADER.unpack_from(data, at)
-        payload = data[at + _HEADER.size : at + _HEADER.size + length]
-        if len(payload) < length or zlib.crc32(payload, zlib.crc32(lsn.to_bytes(8, "little"))) != checksum:
-            log.warning("%s: torn record at byte %d dropped (it was never acknowledged)", path.name, at)
-            return
-        yield lsn, payload
-        at += _HEADER.size + length
+    return HEADER.pack(len(payload), zlib.crc32(payload, zlib.crc32(lsn_bytes)), lsn) + payload
 
 
 def fsync_directory(directory: Path) -> None:

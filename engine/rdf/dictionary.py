@@ -120,6 +120,16 @@ class MemoryTermDictionary:
         """The highest ID ever handed out (0: none yet; freed IDs count)."""
         return len(self._terms) - 1
 
+    def permanent_terms(self) -> list[Term | None]:
+        """The term of each ID from 0 to the highest handed out, None where the
+        ID is free or transient (only stored data's terms are permanent), as
+        of one moment (a checkpoint writes them)."""
+        with self._lock:
+            terms = list(self._terms)
+            for term_id in self._transient:
+                terms[term_id] = None
+            return terms
+
     def encode(self, term: Term) -> int:
         """The ID of ``term``, assigning a new one if it is not known yet. The
         ID is permanent (pinned)."""

@@ -14,6 +14,7 @@ and transactions, and the on-disk format of a loaded store.
 - :mod:`~engine.store.compact_dictionary`: a loaded store's term dictionary, memory-mapped.
 - :mod:`~engine.store.base_store`: opening a loaded store.
 - :mod:`~engine.store.row_budget`: the bound on the rows one step of a query may produce.
+- :mod:`~engine.store.deadline`: when an evaluation must stop (its time limit, the server's shutdown).
 
 The store depends only on :mod:`engine.rdf`; the loader imports the store,
 never the reverse.
@@ -23,6 +24,7 @@ from engine.store.availability import StoreUnavailable
 from engine.store.base_store import open_quad_store
 from engine.store.compact_dictionary import CompactTermDictionary
 from engine.store.compact_graph import CompactGraph
+from engine.store.deadline import QueryCancelled, Shutdown, deadline_check
 from engine.store.graph import Graph, Matches
 from engine.store.journal import Change, Journal
 from engine.store.layered_graph import NO_STREAM, Delta, LayeredGraph
@@ -56,6 +58,9 @@ __all__ = [
     "DEFAULT_GRAPH",
     "triples_by_graph",
     "RowBudgetExceeded",
+    "QueryCancelled",
+    "Shutdown",
+    "deadline_check",
     "StoreUnavailable",
     "check_rows",
     "checkpoint",

@@ -79,6 +79,8 @@ class TermArrays:
     numeric_values: np.ndarray
     #: False for arrays mapped from a store's files, which never grow
     growable: bool
+    #: the directory the arrays are mapped from (None: built in memory)
+    source: Path | None = None
 
     @classmethod
     def open(cls, directory: Path) -> TermArrays:
@@ -91,7 +93,7 @@ class TermArrays:
             blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         hash_ids = load(HASH_IDS) if (directory / f"{HASH_IDS}.npy").exists() else None
         return cls(load("hashes"), hash_ids, load("offsets"), blob, load("kinds"), load("numeric_ids"),
-                   load("numeric_values"), growable=False)
+                   load("numeric_values"), growable=False, source=directory)
 
     def save(self, directory: Path) -> None:
         """Write the arrays as a store's term files (``engine.store.layout``)."""
@@ -110,7 +112,9 @@ class TermArrays:
                    np.zeros(0, np.int64), np.zeros(0), growable=True)
 
     def __len__(self) -> int:
-        return len(self.hashes)
+        """The highest ID: every ID up to it is a term's, or (in a checkpoint,
+        see ``engine.durability.checkpoint_terms``) a hole no data uses."""
+        return len(self.offsets) - 1
 
     def spelling(self, term_id: int) -> str:
         return self.blob[int(self.offsets[term_id - 1]) : int(self.offsets[term_id])].decode("utf-8")
@@ -192,6 +196,13 @@ class CompactTermDictionary:
     def arrays(self) -> TermArrays:
         """The compact part (the overlay's terms are not in it)."""
         return self._arrays
+
+    def checkpoint_view(self) -> tuple[TermArrays, list[Term | None]]:
+        """The compact part and the overlay's permanent terms by overlay ID
+        (None: free or transient), as of one moment: what a checkpoint
+        writes, keeping every ID as it is."""
+        with self._lock:
+            return self._arrays, self._overlay.permanent_terms()
 
     # ---------------------------------------------------------------- loads
     def encode_spellings(self, terms: pa.Array) -> np.ndarray:

@@ -27,14 +27,15 @@ asks for whole columns.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from engine.store.csr import build_adjacency
-from engine.store.graph import Matches, contains_by_match
+from engine.store.graph import Matches, NeighbourReader, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
 from engine.store.row_budget import check_rows
@@ -53,6 +54,8 @@ class Adjacency:
         self.index_pairs = arrays["index_pairs"]
         self.index_triples = arrays["index_triples"]
         self.shards, self.shard = shards, shard
+        #: the directory the arrays are mapped from (None: built in memory)
+        self.source: Path | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays by name (a shard publishes them for in-place reads)."""
@@ -65,7 +68,9 @@ class Adjacency:
         # plain views of the mapped files (np.memmap's hooks slow small reads)
         arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r"))
                   for name in ADJACENCY_ARRAYS}
-        return cls(arrays, shards, shard)
+        adjacency = cls(arrays, shards, shard)
+        adjacency.source = directory
+        return adjacency
 
     def _pairs(self, local: np.ndarray, predicates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(input position, pair index) of each local vertex's pairs, kept where
@@ -199,6 +204,51 @@ class Direction:
         part = self.parts[vertex % self.shards] if vertex > 0 else None
         return part.degree(vertex // self.shards, predicate) if part is not None else 0
 
+    def neighbour_reader(self, predicate: int | None, excluded: frozenset[int]) -> NeighbourReader:
+        """One vertex's neighbours at a time, through ``predicate`` (or any
+        predicate not in ``excluded``): the shard's offsets read through
+        memoryviews, whose items are Python ints; a binary search among the
+        vertex's pairs (sorted by predicate) finds the predicate's."""
+        shards = self.shards
+        views = [None if part is None else
+                 tuple(memoryview(a) for a in (part.vertex_offsets, part.pair_predicates,
+                                               part.pair_offsets, part.neighbours))
+                 for part in self.parts]
+        if shards == 1 and views[0] is not None and predicate is not None:
+            # the common case, one shard and a predicate: no routing
+            vo, pp, po, nb = views[0]
+            last = len(vo) - 1  # IDs added after the load have no pairs here
+
+            def of_predicate(vertex: int) -> Sequence[int]:
+                if 0 < vertex < last:
+                    hi = vo[vertex + 1]
+                    at = bisect_left(pp, predicate, vo[vertex], hi)
+                    if at < hi and pp[at] == predicate:
+                        return nb[po[at]:po[at + 1]]
+                return ()
+
+            return of_predicate
+
+        def read(vertex: int) -> Sequence[int]:
+            view = views[vertex % shards] if vertex > 0 else None
+            if view is None:
+                return ()
+            vo, pp, po, nb = view
+            local = vertex // shards
+            if local + 1 >= len(vo):
+                return ()
+            lo, hi = vo[local], vo[local + 1]
+            if predicate is not None:
+                at = bisect_left(pp, predicate, lo, hi)
+                return nb[po[at]:po[at + 1]] if at < hi and pp[at] == predicate else ()
+            found: list[int] = []
+            for at in range(lo, hi):
+                if pp[at] not in excluded:
+                    found += nb[po[at]:po[at + 1]]
+            return found
+
+        return read
+
     def predicate_edges(self, predicates: np.ndarray):
         """(row, vertex, predicate, neighbour) for every edge with each row's predicate."""
         found = [part.predicate_edges(predicates) for part in self.parts if part is not None]
@@ -317,6 +367,11 @@ class CompactGraph(DerivedColumns):
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
         """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
         return contains_by_match(self, s, p, o)
+
+    def neighbour_reader(self, predicate: int | None, backward: bool,
+                         excluded: frozenset[int] = frozenset()) -> NeighbourReader:
+        """One vertex's neighbours at a time (:func:`engine.store.graph.neighbour_reader`)."""
+        return (self._in if backward else self._out).neighbour_reader(predicate, excluded)
 
     def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> CompactGraph:
         """A compact copy with the changes (a mapped graph itself is read-only):

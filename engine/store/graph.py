@@ -12,11 +12,13 @@ updates and the stream engine see only this protocol, so a graph's kind is
 the store's business alone.
 
 Every operation is column-at-a-time: a pattern is matched for a whole column
-of bound values in one call, never row by row.
+of bound values in one call, never row by row. The one exception is
+:func:`neighbour_reader`, for explorations one or a few vertices wide.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 #: what :meth:`Graph.match` returns: (input row, s, p, o) per matching triple
 Matches = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: one vertex's neighbours (positive IDs, repeats possible), read by index from Python
+NeighbourReader = Callable[[int], Sequence[int]]
 
 
 class Graph(Protocol):
@@ -86,3 +90,21 @@ def contains_by_match(graph: Graph, s: np.ndarray, p: np.ndarray, o: np.ndarray)
     found = np.zeros(len(s), dtype=bool)
     found[rows] = True
     return found
+
+
+def neighbour_reader(graph: Graph, predicate: int | None, backward: bool,
+                     excluded: frozenset[int] = frozenset()) -> NeighbourReader | None:
+    """A read of one vertex's neighbour list at a time: its objects through
+    ``predicate`` (its subjects when ``backward``), or, with ``predicate``
+    None, its neighbours through every predicate not in ``excluded``.
+
+    Why: a property path that explores one vertex at a time (a chain
+    100,000 links deep is 100,000 levels of one vertex) would pay NumPy's
+    fixed cost of about a microsecond per call, a dozen calls per level, in
+    :meth:`Graph.match`; reading the vertex's list by index from Python costs
+    about as much as one of those calls. None when the graph's kind has no
+    such read (remote shards, windows read in place): callers then use
+    :meth:`Graph.match`. Kinds that have one define ``neighbour_reader``
+    with this signature."""
+    make = getattr(graph, "neighbour_reader", None)
+    return None if make is None else make(predicate, backward, excluded)

@@ -24,14 +24,20 @@ _EMPTY = -1
 
 
 class KeySet:
-    """An immutable set of non-negative int64 keys."""
+    """A set of non-negative int64 keys, immutable (see :class:`GrowingKeySet`)."""
 
     def __init__(self, keys: np.ndarray) -> None:
         keys = np.asarray(keys, dtype=np.int64)
         bits = max(4, (2 * len(keys)).bit_length())
         self._shift = np.uint64(64 - bits)
         self._mask = (1 << bits) - 1
-        table = np.full(1 << bits, _EMPTY, dtype=np.int64)
+        self._table = np.full(1 << bits, _EMPTY, dtype=np.int64)
+        self._place(keys)
+        self._size = len(keys)
+
+    def _place(self, keys: np.ndarray) -> None:
+        """Put distinct keys, none of them in the table yet, into free slots."""
+        table = self._table
         slots = self._home(keys)
         waiting = np.arange(len(keys))
         while len(waiting):
@@ -45,8 +51,6 @@ class KeySet:
             placed[winners] = True
             waiting = waiting[~placed[waiting]]
             slots[waiting] = (slots[waiting] + 1) & self._mask
-        self._table = table
-        self._size = len(keys)
 
     def __len__(self) -> int:
         return self._size
@@ -68,3 +72,28 @@ class KeySet:
             waiting = waiting[~hit & (held != _EMPTY)]
             slots[waiting] = (slots[waiting] + 1) & self._mask
         return found
+
+
+class GrowingKeySet(KeySet):
+    """A key set that grows: the visited (start, node) pairs of a property path
+    searched from many starts at once, one level of the search at a time.
+
+    Each :meth:`add` costs about its keys' count (the table doubles once half
+    full, so rehashing is amortised), where a sorted array merged with each
+    level would cost the whole set per level: quadratic over a deep search."""
+
+    def __init__(self) -> None:
+        super().__init__(np.zeros(0, dtype=np.int64))
+
+    def add(self, keys: np.ndarray) -> np.ndarray:
+        """Insert distinct non-negative keys; returns the mask of those that
+        were not in the set before."""
+        fresh = ~self.contains(keys)
+        new = keys[fresh]
+        if 2 * (self._size + len(new)) > len(self._table):
+            held = self._table[self._table != _EMPTY]
+            KeySet.__init__(self, np.concatenate([held, new]))
+        else:
+            self._place(new)
+            self._size += len(new)
+        return fresh

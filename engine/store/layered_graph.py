@@ -8,8 +8,20 @@ evaluating the window that closes at ``t`` reads the graph *as of* ``t``
 (only triples absorbed from items with timestamp ``< t``), which is Wukong+S's
 consistent snapshot for that window, whatever has been ingested since.
 
+A triple is held once (the graph is a set), by the delta of the first item
+that brought it. Another stream may absorb the same triple later, with an
+earlier timestamp of its own: that copy is kept beside the deltas (not read
+as a member, so nothing is counted twice), and an as-of read shows a triple
+when *any* of its copies is visible: one from a stream the window does not
+read (stored data to it), or one with a timestamp before the window's close.
+Only the first copy of each stream counts (a stream's timestamps never
+decrease). An update's insert makes the triple stored data for every later
+read, and its delete removes the triple with all its copies.
+
 Compaction merges deltas (first among themselves, then into the base) only
-when no pending window can need an as-of view that cuts through them.
+when no pending window can need an as-of view that cuts through them; the
+copies of triples merged into the base are dropped then (a triple of the
+base is visible to every window).
 """
 
 from __future__ import annotations
@@ -28,6 +40,8 @@ from engine.store.union_graph import UnionGraph
 NO_STREAM = -1
 #: merge deltas among themselves beyond this many
 MAX_DELTAS = 16
+#: what :meth:`LayeredGraph._held_by` says of a triple the base holds, and of one the graph lacks
+IN_BASE, ABSENT = -2, -3
 
 
 @dataclass(frozen=True)
@@ -53,9 +67,12 @@ class Delta:
             return None
         if self.max_ts < cutoff:
             return self.triples
-        keep = self.ts < cutoff
+        return self.rows(self.ts < cutoff).triples
+
+    def rows(self, keep: np.ndarray) -> Delta:
+        """The delta of the rows where ``keep`` is True."""
         t = self.triples
-        return MemoryGraph(t.s[keep], t.p[keep], t.o[keep], unique=True)
+        return Delta(MemoryGraph(t.s[keep], t.p[keep], t.o[keep], unique=True), self.ts[keep], self.stream)
 
 
 def make_delta(s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int) -> Delta:
@@ -76,18 +93,38 @@ def _merge(deltas: list[Delta]) -> Delta:
 
 
 class LayeredGraph(UnionGraph):
-    """Base graph (in memory or memory-mapped) plus absorbed deltas."""
+    """Base graph (in memory or memory-mapped) plus absorbed deltas, and the
+    later copies of delta triples that other streams absorbed (``copies``:
+    not members; only :meth:`as_of` reads them)."""
 
-    def __init__(self, base: Graph, deltas: tuple[Delta, ...] = ()) -> None:
+    def __init__(self, base: Graph, deltas: tuple[Delta, ...] = (), copies: tuple[Delta, ...] = ()) -> None:
         super().__init__([base, *(d.triples for d in deltas)])
         self.base = base
         self.deltas = deltas
+        self.copies = copies
+
+    def _held_by(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """Per triple, the stream of the delta that holds it: ``IN_BASE`` for
+        the base, ``ABSENT`` when the graph does not hold it. Each layer is
+        probed only with the triples the layers before it lack."""
+        held = np.full(len(s), ABSENT, dtype=np.int64)
+        held[self.base.contains(s, p, o)] = IN_BASE
+        for d in self.deltas:
+            rest = np.flatnonzero(held == ABSENT)
+            if not len(rest):
+                break
+            held[rest[d.triples.contains(s[rest], p[rest], o[rest])]] = d.stream
+        return held
 
     def appended(
         self, s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stream: int
     ) -> LayeredGraph:
-        """A new version with the triples not yet in the graph added as a delta.
-        Duplicates within the batch keep their earliest timestamp."""
+        """A new version with the batch absorbed: its triples new to the graph
+        as a delta, and the triples another stream's delta holds as copies of
+        ``stream`` (unless ``stream`` has one already). Duplicates within the
+        batch keep their earliest timestamp. From an update (``NO_STREAM``),
+        the triples a stream delta holds become stored data: they move to the
+        update's delta, and their copies go."""
         if not len(s):
             return self
         order = np.lexsort((ts, o, s, p))
@@ -95,46 +132,77 @@ class LayeredGraph(UnionGraph):
         first = np.ones(len(s), dtype=bool)
         first[1:] = (s[1:] != s[:-1]) | (p[1:] != p[:-1]) | (o[1:] != o[:-1])
         s, p, o, ts = s[first], p[first], o[first], ts[first]
-        new = ~self.contains(s, p, o)
-        if not new.any():
+        held = self._held_by(s, p, o)
+        new = held == ABSENT
+        by_stream = (held != ABSENT) & (held != IN_BASE) & (held != NO_STREAM)
+        if stream == NO_STREAM:
+            graph = self.without(MemoryGraph(s[by_stream], p[by_stream], o[by_stream], unique=True)) \
+                if by_stream.any() else self
+            return graph._with_delta(Delta(_rows(s, p, o, new | by_stream), ts[new | by_stream], stream))
+        copy = by_stream & (held != stream)
+        if copy.any():
+            for c in self.copies:
+                if c.stream == stream:
+                    rows = np.flatnonzero(copy)
+                    copy[rows[c.triples.contains(s[rows], p[rows], o[rows])]] = False
+        copies = (*self.copies, Delta(_rows(s, p, o, copy), ts[copy], stream)) if copy.any() else self.copies
+        graph = LayeredGraph(self.base, self.deltas, copies) if copies is not self.copies else self
+        return graph._with_delta(Delta(_rows(s, p, o, new), ts[new], stream))
+
+    def _with_delta(self, delta: Delta) -> LayeredGraph:
+        if not len(delta.ts):
             return self
-        delta = Delta(MemoryGraph(s[new], p[new], o[new], unique=True), ts[new], stream)
-        return LayeredGraph(self.base, (*self.deltas, delta))
+        return LayeredGraph(self.base, (*self.deltas, delta), self.copies)
 
     def without(self, gone: MemoryGraph) -> LayeredGraph:
         """A new version without the triples of ``gone`` (SPARQL DELETE): the
         base is rebuilt only if it holds some of them; deltas keep the
-        timestamps of the rows that stay."""
+        timestamps of the rows that stay; the triples' copies go too."""
         base = self.base
         if base.contains(gone.s, gone.p, gone.o).any():
             base = base.with_changes(None, gone)
-        deltas = []
-        for d in self.deltas:
-            keep = ~gone.contains(d.triples.s, d.triples.p, d.triples.o)
-            if keep.all():
-                deltas.append(d)
-            elif keep.any():
-                t = d.triples
-                deltas.append(Delta(MemoryGraph(t.s[keep], t.p[keep], t.o[keep], unique=True), d.ts[keep],
-                                    d.stream))
-        return LayeredGraph(base, tuple(deltas))
+        return LayeredGraph(base, _without(self.deltas, gone), _without(self.copies, gone))
 
     def as_of(self, cutoffs: dict[int, int]) -> UnionGraph:
-        """The graph as a window closing at ``cutoffs[stream]`` must see it."""
+        """The graph as a window closing at ``cutoffs[stream]`` must see it: a
+        delta row of a stream in ``cutoffs`` from the cutoff on is left out,
+        unless a copy of its triple is visible."""
         if not any(d.stream in cutoffs for d in self.deltas):
             return self
         members = [self.base]
+        cut: list[Delta] = []
         for d in self.deltas:
             part = d.before(cutoffs[d.stream]) if d.stream in cutoffs else d.triples
             if part is not None:
                 members.append(part)
+            if part is not d.triples:
+                cut.append(d)
+        if cut and self.copies:
+            revived = self._revived(cutoffs, cut)
+            if revived is not None:
+                members.append(revived)
         return UnionGraph(members)
+
+    def _revived(self, cutoffs: dict[int, int], cut: list[Delta]) -> MemoryGraph | None:
+        """The triples left out of the deltas ``cut`` that a visible copy brings back."""
+        visible = [c.triples if c.stream not in cutoffs else c.before(cutoffs[c.stream]) for c in self.copies]
+        visible = [v for v in visible if v is not None]
+        if not visible:
+            return None
+        v = MemoryGraph(*(np.concatenate([g.s for g in visible]), np.concatenate([g.p for g in visible]),
+                          np.concatenate([g.o for g in visible])))
+        back = np.zeros(len(v), dtype=bool)
+        for d in cut:
+            hidden = d.rows(d.ts >= cutoffs[d.stream]).triples
+            back |= hidden.contains(v.s, v.p, v.o)
+        return MemoryGraph(v.s[back], v.p[back], v.o[back], unique=True) if back.any() else None
 
     def compacted(self, safe: dict[int, int]) -> LayeredGraph:
         """Merge what no pending window will cut through: the deltas of a stream
         whose rows are all older than ``safe[stream]`` (streams not in ``safe``
         have no pending window). Small deltas merge among themselves; all of
-        them merge into the base once they hold a quarter of its size."""
+        them merge into the base once they hold a quarter of its size, and the
+        copies of their triples go (a triple of the base is always visible)."""
         if not self.deltas:
             return self
         movable: list[Delta] = []
@@ -150,11 +218,65 @@ class LayeredGraph(UnionGraph):
                        np.concatenate([o, *(d.triples.o for d in movable)]))
             # a compact base stays compact (27 bytes a triple, not up to 96)
             merged = CompactGraph.build(*columns) if isinstance(base, CompactGraph) else MemoryGraph(*columns)
-            return LayeredGraph(merged, tuple(pinned))
-        if len(self.deltas) > MAX_DELTAS:
-            groups: dict[int, list[Delta]] = {}
-            for d in movable:
-                groups.setdefault(d.stream, []).append(d)
-            merged_deltas = [_merge(g) if len(g) > 1 else g[0] for g in groups.values()]
-            return LayeredGraph(self.base, (*merged_deltas, *pinned))
+            return LayeredGraph(merged, tuple(pinned), _copies_of(self.copies, pinned))
+        if len(self.deltas) > MAX_DELTAS or len(self.copies) > MAX_DELTAS:
+            return LayeredGraph(self.base, (*_merged_by_stream(movable), *pinned),
+                                tuple(_merged_by_stream(list(self.copies))))
         return self
+
+    def split(self, safe: dict[int, int]) -> tuple[tuple[Delta, ...], LayeredGraph]:
+        """``(folded, apart)`` for a checkpoint: the delta rows every pending
+        window sees whole (``safe`` as in :meth:`compacted`, but row by row),
+        which may join the base, and a graph over an empty base of the rows
+        that must keep their timestamps, with their triples' copies."""
+        folded: list[Delta] = []
+        kept: list[Delta] = []
+        for d in self.deltas:
+            if d.stream not in safe or d.max_ts < safe[d.stream]:
+                folded.append(d)
+            elif d.min_ts >= safe[d.stream]:
+                kept.append(d)
+            else:
+                need = d.ts >= safe[d.stream]
+                folded.append(d.rows(~need))
+                kept.append(d.rows(need))
+        return tuple(folded), LayeredGraph(MemoryGraph.empty(), tuple(kept), _copies_of(self.copies, kept))
+
+
+def _rows(s: np.ndarray, p: np.ndarray, o: np.ndarray, keep: np.ndarray) -> MemoryGraph:
+    return MemoryGraph(s[keep], p[keep], o[keep], unique=True)
+
+
+def _merged_by_stream(deltas: list[Delta]) -> list[Delta]:
+    """One delta per stream (the order of first appearance kept)."""
+    groups: dict[int, list[Delta]] = {}
+    for d in deltas:
+        groups.setdefault(d.stream, []).append(d)
+    return [_merge(g) if len(g) > 1 else g[0] for g in groups.values()]
+
+
+def _without(deltas: tuple[Delta, ...], gone: MemoryGraph) -> tuple[Delta, ...]:
+    """The deltas without the rows of ``gone`` (timestamps of the others kept)."""
+    kept = []
+    for d in deltas:
+        keep = ~gone.contains(d.triples.s, d.triples.p, d.triples.o)
+        if keep.all():
+            kept.append(d)
+        elif keep.any():
+            kept.append(d.rows(keep))
+    return tuple(kept)
+
+
+def _copies_of(copies: tuple[Delta, ...], deltas: list[Delta]) -> tuple[Delta, ...]:
+    """The copies of triples that ``deltas`` hold (the others' triples went to the base)."""
+    if not copies or not deltas:
+        return ()
+    kept = []
+    for c in copies:
+        t = c.triples
+        keep = np.zeros(len(t), dtype=bool)
+        for d in deltas:
+            keep |= d.triples.contains(t.s, t.p, t.o)
+        if keep.any():
+            kept.append(c if keep.all() else c.rows(keep))
+    return tuple(kept)

@@ -18,12 +18,13 @@ key; query-local IDs are negative and never match a stored key.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 import numpy as np
 
-from engine.store.graph import Matches, contains_by_match
+from engine.store.graph import Matches, NeighbourReader, contains_by_match
 from engine.store.key_set import KeySet
 from engine.store.row_budget import check_rows
 
@@ -32,6 +33,8 @@ EMPTY = np.zeros(0, dtype=np.int64)
 Visibility = Callable[[np.ndarray], np.ndarray]
 #: probe columns longer than this are deduplicated and sorted before the search
 SORTED_PROBE_MIN = 32
+#: a neighbour list's end is first searched this far from its start (most lists are short)
+_NEAR = 8
 #: fully bound probes of one predicate at least this long go to its hash set
 HASHED_PROBE_MIN = 4096
 #: predicates with more triples than this get no hash set (its memory: 16 bytes a triple)
@@ -54,6 +57,10 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
     starts = np.cumsum(counts) - counts
     positions = np.arange(total, dtype=np.int64) - np.repeat(starts - lo, counts)
     return rows, positions
+
+
+def _no_neighbours(vertex: int) -> Sequence[int]:
+    return ()
 
 
 class DerivedColumns:
@@ -333,6 +340,51 @@ class MemoryGraph:
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
         """Boolean mask: is each (s[i], p[i], o[i]) in the graph?"""
         return contains_by_match(self, s, p, o)
+
+    def neighbour_reader(self, predicate: int | None, backward: bool,
+                         excluded: frozenset[int] = frozenset()) -> NeighbourReader:
+        """One vertex's neighbours at a time (:func:`engine.store.graph.neighbour_reader`):
+        a binary search of the key in PSO/POS (SPO/OSP without a predicate),
+        through memoryviews, whose items are Python ints."""
+        if predicate is not None:
+            if predicate <= 0:
+                return _no_neighbours
+            order = self.pos if backward else self.pso
+            keys, third, high = memoryview(order.key), memoryview(order.third), predicate << 32
+            # the predicate's rows, and where a short list's end may be looked for near its start
+            first, last = bisect_left(keys, high), bisect_left(keys, high + (1 << 32))
+            near_end = last - _NEAR
+
+            def of_predicate(vertex: int) -> Sequence[int]:
+                if vertex <= 0:
+                    return ()
+                key = high | vertex
+                lo = bisect_left(keys, key, first, last)
+                if lo < near_end:  # most lists are short: look for the end near the start first
+                    hi = bisect_right(keys, key, lo, lo + _NEAR)
+                    if hi == lo + _NEAR:
+                        hi = bisect_right(keys, key, hi, last)
+                else:
+                    hi = bisect_right(keys, key, lo, last)
+                return third[lo:hi]
+
+            return of_predicate
+        order = self.osp if backward else self.spo
+        # OSP holds (o, s, p), SPO (s, p, o): the neighbour and the predicate of each row
+        keys = memoryview(order.key)
+        neighbours = memoryview(order.second if backward else order.third)
+        predicates = memoryview(order.third if backward else order.second)
+
+        end = len(keys)
+
+        def of_any(vertex: int) -> list[int]:
+            lo = bisect_left(keys, vertex)
+            hi = bisect_right(keys, vertex, lo, min(lo + _NEAR, end))
+            if hi == lo + _NEAR:
+                hi = bisect_right(keys, vertex, hi)
+            return [n for q, n in zip(predicates[lo:hi], neighbours[lo:hi]) if q not in excluded]
+
+        return of_any
 
     # ------------------------------------------------------------------ edits
     def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:

@@ -86,6 +86,9 @@ class Transaction:
     base: Snapshot
     #: whether the changes go to the store's journal (stream absorption: no)
     journaled: bool = True
+    #: the journal position of the stream batch this transaction absorbs (None: none); a
+    #: store kept durable elsewhere (a cluster's) commits it under that position
+    batch: int | None = None
     graphs: dict[int, Graph] = field(init=False)
     #: the changes made, in order, for the journal
     changes: list[Change] = field(init=False, default_factory=list)
@@ -217,12 +220,13 @@ class QuadStore:
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
-    def begin(self, journaled: bool = True) -> Transaction:
+    def begin(self, journaled: bool = True, batch: int | None = None) -> Transaction:
         """Start a write transaction; writers are serialised by ``commit``.
         ``journaled=False``: its changes are not written to the journal (the
-        stream layer logs the batches it absorbs itself)."""
+        stream layer logs the batches it absorbs itself); ``batch``: the
+        journal position of the stream batch it absorbs."""
         self._write_lock.acquire()
-        self._writer = Transaction(self, self._snapshot, journaled)
+        self._writer = Transaction(self, self._snapshot, journaled, batch)
         return self._writer
 
     def write_lock(self) -> threading.Lock:

@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.store.graph import Graph, Matches
+from engine.store.graph import Graph, Matches, NeighbourReader, neighbour_reader
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph
 
 
@@ -68,6 +68,23 @@ class UnionGraph(DerivedColumns):
             rows, *_ = member.match(s, p, o, len(s))
             found[rows] = True
         return found
+
+    def neighbour_reader(self, predicate: int | None, backward: bool,
+                         excluded: frozenset[int] = frozenset()) -> NeighbourReader | None:
+        """The members' lists one after the other (None unless every member has a reader)."""
+        readers = [neighbour_reader(m, predicate, backward, excluded) for m in self.members]
+        if any(r is None for r in readers):
+            return None
+        if len(readers) == 1:
+            return readers[0]
+
+        def read(vertex: int) -> list[int]:
+            found: list[int] = []
+            for member in readers:
+                found += member(vertex)
+            return found
+
+        return read
 
     def materialize(self) -> MemoryGraph:
         """One in-memory graph with the same triples (used before edits that delete)."""

@@ -17,6 +17,7 @@ appends lines) and is trivially produced by ``awk`` from N-Triples.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from engine.rdf import NTriplesError, parse_statement
@@ -41,18 +42,23 @@ class BatchFormatError(StreamError):
 #: that window arithmetic never leaves 64-bit integers
 EARLIEST_MS = -62_135_596_800_000
 LATEST_MS = 253_402_300_799_999
+#: a timestamp in milliseconds: ASCII digits only (str.isdigit() and int()
+#: also take superscripts and other scripts' digits)
+_MILLISECONDS = re.compile(r"-?[0-9]+")
 
 
 def parse_timestamp(text: str) -> int:
     """Milliseconds since the epoch from an integer or an xsd:dateTime,
     between :data:`EARLIEST_MS` and :data:`LATEST_MS`."""
     text = text.strip()
-    if text.lstrip("-").isdigit():
+    if _MILLISECONDS.fullmatch(text):
         if len(text) > 16:  # refused before Python converts a long number
             raise ValueError(f"timestamp out of range (years 1 to 9999): {text[:20]!r}...")
         ms = int(text)
     else:
         try:
+            if not text.isascii():  # Python reads other scripts' digits too
+                raise ValueError(text)
             moment = datetime.fromisoformat(text)
         except ValueError as exc:
             raise ValueError(f"not a timestamp (milliseconds or xsd:dateTime): {text[:60]!r}") from exc

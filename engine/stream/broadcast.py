@@ -63,11 +63,14 @@ class Broadcast:
             if events:
                 self._last_sequence = max(self._last_sequence, events[-1].sequence)
 
-    def unsubscribe(self, subscription: Subscription) -> None:
-        """Forget a subscription whose consumer went away."""
+    def unsubscribe(self, subscription: Subscription, stalled: bool = False) -> None:
+        """Forget a subscription whose consumer went away; ``stalled``: it
+        was cut off for not reading (a send that never completed), a drop."""
         with self._lock:
             if subscription in self._subscriptions:
                 self._subscriptions.remove(subscription)
+                if stalled:
+                    self.dropped += 1
 
     def close(self) -> None:
         """The query is unregistered: end every subscription."""

@@ -19,6 +19,13 @@ class DuplicateName(StreamError):
     status = 409
 
 
+class StreamInUse(StreamError):
+    """A change a registered query reading (or writing) the stream would not
+    survive: dropping the stream, or changing what it absorbs where."""
+
+    status = 409
+
+
 class LateItem(StreamError):
     """An item older than the stream's watermark (SEMANTICS.md: rejected, never reordered)."""
 

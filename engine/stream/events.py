@@ -3,6 +3,12 @@
 An event holds decoded terms and no serialisation: the endpoint writes the
 wire format (and caches it per event, however many subscribers read it).
 Events compare by identity, so a writer can key a cache on them.
+
+A window whose evaluation failed (over its time limit or its row budget)
+is reported too, by an event with an :class:`WindowError` and no answer:
+every window gets one event and one sequence number, so a subscriber sees
+each window exactly once, as a result or as an error, and resumes after
+either with ``Last-Event-ID``.
 """
 
 from __future__ import annotations
@@ -13,11 +19,37 @@ from dataclasses import dataclass, field
 from engine.rdf import Term
 
 
+@dataclass(frozen=True)
+class WindowError:
+    """Why a window has no result: ``reason`` is ``"time_limit"``,
+    ``"row_limit"`` or ``"error"`` (anything else the evaluation raised);
+    ``message`` says what happened in words."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class WindowBounds:
+    """One stream window of an evaluation: the stream's IRI, the window's
+    name (RSP-QL; None in C-SPARQL) and its ``[start_ms, end_ms)``."""
+
+    stream: str
+    name: str | None
+    start_ms: int
+    end_ms: int
+
+
 @dataclass(eq=False)
 class WindowEvent:
     """The report of one window: rows (SELECT), a boolean (ASK) or triples
     (CONSTRUCT), with the window's bounds and a per-query sequence number that
-    clients use to resume (``Last-Event-ID``)."""
+    clients use to resume (``Last-Event-ID``).
+
+    ``start_ms``/``end_ms`` bound the evaluation as a whole: ``end_ms`` is
+    its instant (the close), ``start_ms`` the earliest start of its windows;
+    ``windows`` gives each stream window's own bounds, which differ when the
+    query's windows have different RANGEs or STEPs."""
 
     query: str
     sequence: int
@@ -32,3 +64,8 @@ class WindowEvent:
     #: received, and when the window's result was ready
     closed_at: float = 0.0
     reported_at: float = field(default_factory=time.time)
+    #: why the window has no result (None: it has one)
+    error: WindowError | None = None
+    #: each stream window's bounds, in registration order (events retained by an
+    #: older checkpoint have none)
+    windows: tuple[WindowBounds, ...] = ()

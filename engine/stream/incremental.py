@@ -75,13 +75,15 @@ def delta_shape(spec: ContinuousQuery) -> DeltaShape | None:
     """The shape of ``spec`` if its windows can be evaluated incrementally: a
     SELECT of a projected join of basic graph patterns (in RSP-QL, some in
     ``WINDOW`` blocks) under row-local FILTERs, over time windows of one
-    RANGE that slide by less than it."""
+    RANGE and one STEP smaller than it. Windows of different STEPs do not all
+    move at each instant of their query: such a query is evaluated in full."""
     query = spec.query
     if spec.output_stream is not None or query.form != "SELECT" or not isinstance(query.pattern, A.Project):
         return None
     if any(w.triples is not None for w in spec.windows):
         return None
-    if len({w.range_ms for w in spec.windows}) != 1 or spec.windows[0].step_ms >= spec.windows[0].range_ms:
+    spans = {(w.range_ms, w.step_ms) for w in spec.windows}
+    if len(spans) != 1 or spec.windows[0].step_ms >= spec.windows[0].range_ms:
         return None
     windows = {w.name: i for i, w in enumerate(spec.windows)}
     found = _collect(query.pattern.pattern, MERGED if spec.language == "csparql" else STORED, windows)

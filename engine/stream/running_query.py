@@ -5,13 +5,21 @@ the shape it may share with other queries (:mod:`~engine.stream.shared_shape`),
 the dataset of one window (:mod:`~engine.stream.window_dataset`), what a
 window reports (:mod:`~engine.stream.report_policy`) and where the reports go
 (:mod:`~engine.stream.broadcast`). This class evaluates one window with them
-and numbers the events; the stream engine calls it under its lock.
+and numbers the events; the stream engine calls it under its lock, within
+the window's bounds (time, rows).
+
+An evaluation that fails changes nothing here: the answer is worked out
+before the sequence number, the report policy's previous rows and the
+incremental state move, so the engine reports the window as failed
+(:meth:`RunningQuery.fail`) and the next window is reported against the last
+one that was evaluated.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.sparql.exec import Executor, QueryTerms, Solutions, construct, merged
@@ -19,7 +27,7 @@ from engine.sparql.expr import EvalContext
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
-from engine.stream.events import WindowEvent
+from engine.stream.events import WindowBounds, WindowError, WindowEvent
 from engine.stream.incremental import IncrementalWindows, delta_shape
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
@@ -39,7 +47,10 @@ from engine.stream.window_stats import WindowStats
 
 @dataclass
 class QueryProgress:
-    """What a restart needs to resume a query where it stopped."""
+    """What a restart needs to resume a query where it stopped. ``next_index``
+    is its clock's state (:class:`~engine.stream.schedule.WindowSchedule`):
+    the next instant over the clock unit (with one STEP, the index of the
+    next window), so a checkpoint taken before windows could differ resumes alike."""
 
     next_index: int | None
     sequence: int
@@ -68,6 +79,9 @@ class RunningQuery:
         self.sequence = 0
         self.registered_at = time.time()
         self.last_evaluation_ms: float | None = None
+        #: windows whose evaluation failed, per reason (since this process started), and the last one
+        self.failures: Counter[str] = Counter()
+        self.last_error: WindowEvent | None = None
         #: evaluation times and report delays of the windows published (for monitoring)
         self.stats = WindowStats()
         #: the query's pattern with constants abstracted, if it can share its plan
@@ -75,6 +89,8 @@ class RunningQuery:
         #: a small number equal for the registered queries of one shape (the engine's)
         self.shape_id: int | None = None
         self.variable_names = [v.name for v in spec.query.variables]
+        #: each window's (stream IRI, name or None), as its events name it
+        self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
 
     def evaluate(self, quad_store: QuadStore, service_client, close: int, closed_at: float) -> WindowEvent:
         """Run the query over the window closing at ``close`` and apply the
@@ -90,7 +106,7 @@ class RunningQuery:
             beside = merged(list(stored)) if stored else None
             change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
             if change is not None:
-                event = self._new_event(window)
+                event = self._new_event(window.start_ms, window.end_ms, window.bounds)
                 event.rows = self.policy.apply_change(*change)
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
             if beside is not None:
@@ -114,34 +130,68 @@ class RunningQuery:
 
     def report(self, solutions: Solutions, terms: QueryTerms, window: Window, closed_at: float,
                elapsed_ms: float) -> WindowEvent:
-        """The event of a window from its solutions; the clock moves on."""
-        query = self.spec.query
-        event = self._new_event(window)
-        if query.form == "ASK":
-            event.boolean = solutions.length > 0
-        elif query.form == "CONSTRUCT":
-            event.triples = self.policy.apply(construct(query.template, solutions, terms))
+        """The event of a window from its solutions; the clock moves on. The
+        answer is made before anything of the query's state changes (making
+        it may still fail)."""
+        form = self.spec.query.form
+        if form == "ASK":
+            answer: list | bool = solutions.length > 0
+        elif form == "CONSTRUCT":
+            answer = construct(self.spec.query.template, solutions, terms)
         else:
-            columns = [terms.decode_column(solutions.column(v)) for v in event.variables]
-            event.rows = self.policy.apply(list(zip(*columns, strict=True)) if columns
-                                           else [()] * solutions.length)
+            columns = [terms.decode_column(solutions.column(v)) for v in self.variable_names]
+            answer = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
+        event = self._new_event(window.start_ms, window.end_ms, window.bounds)
+        if form == "ASK":
+            event.boolean = answer
+        elif form == "CONSTRUCT":
+            event.triples = self.policy.apply(answer)
+        else:
+            event.rows = self.policy.apply(answer)
+        return self._close(event, closed_at, elapsed_ms)
+
+    def fail(self, close: int, closed_at: float, error: WindowError, elapsed_ms: float) -> WindowEvent:
+        """The event of the window closing at ``close`` whose evaluation
+        failed: numbered as any window, with ``error`` instead of an answer.
+        The report policy keeps the rows of the last window evaluated (an
+        ISTREAM or DSTREAM client's running total stays right), the next
+        window is evaluated in full, and the clock moves on."""
+        event = self._new_event(*self._bounds(close))
+        event.error = error
+        self.failures[error.reason] += 1
+        self.last_error = event
+        if self.incremental is not None:
+            self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
     def report_rows(self, rows: list[tuple], window: Window, closed_at: float,
                     elapsed_ms: float) -> WindowEvent:
         """The event of a SELECT window whose rows were decoded already (by the
         group evaluation this query shares); the clock moves on."""
-        event = self._new_event(window)
+        event = self._new_event(window.start_ms, window.end_ms, window.bounds)
         event.rows = self.policy.apply(rows)
         if self.incremental is not None:
             self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
-    def _new_event(self, window: Window) -> WindowEvent:
-        """The next numbered event, for ``window``."""
+    def _new_event(self, start_ms: int, end_ms: int, bounds: Sequence[tuple[int, int]]) -> WindowEvent:
+        """The next numbered event, for the evaluation of ``[start_ms, end_ms)``
+        whose stream windows have ``bounds``."""
         self.sequence += 1
-        return WindowEvent(self.spec.name, self.sequence, window.start_ms, window.end_ms,
-                           self.spec.query.form, self.variable_names)
+        windows = tuple(WindowBounds(stream, name, start, end)
+                        for (stream, name), (start, end) in zip(self._window_names, bounds, strict=True))
+        return WindowEvent(self.spec.name, self.sequence, start_ms, end_ms, self.spec.query.form,
+                           self.variable_names, windows=windows)
+
+    def _bounds(self, close: int) -> tuple[int, int, Sequence[tuple[int, int]]]:
+        """The bounds an evaluation at ``close`` is reported with (as
+        :meth:`_new_event` takes them); those of time windows are known
+        without reading them."""
+        if self.schedule.count is None:
+            bounds = self.schedule.bounds(close)
+            return min(start for start, _ in bounds), close, bounds
+        window = read_window(self.spec, self.schedule, close)
+        return window.start_ms, window.end_ms, window.bounds
 
     def _close(self, event: WindowEvent, closed_at: float, elapsed_ms: float) -> WindowEvent:
         event.closed_at = closed_at
@@ -183,6 +233,15 @@ class RunningQuery:
         return {"incremental": True, "full_windows": costs.full_windows, "delta_windows": costs.delta_windows,
                 "full_ms_recent": costs.cost(False), "delta_ms_recent": costs.cost(True)}
 
+    def _last_error_json(self) -> dict | None:
+        """The last failed window: which, when, why."""
+        event = self.last_error
+        if event is None or event.error is None:
+            return None
+        return {"sequence": event.sequence, "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
+                "reason": event.error.reason, "message": event.error.message,
+                "reported_at_ms": round(event.reported_at * 1000, 3)}
+
     def to_json(self) -> dict:
         spec = self.spec
         return {
@@ -198,6 +257,8 @@ class RunningQuery:
             ],
             "next_window_close": self.schedule.next_close(),
             "windows_reported": self.sequence,
+            "windows_failed": sum(self.failures.values()),
+            "last_error": self._last_error_json(),
             "last_evaluation_ms": self.last_evaluation_ms,
             "evaluation": self._evaluation_json(),
             "subscribers": len(self.broadcast),

@@ -1,29 +1,51 @@
-"""The clock of one continuous query: which window closes next, and when it is due.
+"""The clock of one continuous query: when it evaluates next, and when that is due.
 
-All windows of a query share one clock (:func:`~engine.stream.windows.common_step`):
-time windows close at multiples of the STEP, a count window every ``count``
-triples of its stream. The next window is due once every stream it reads has
-a watermark at or past its close (or, for a count window, once the stream has
-logged that many triples). The schedule also says how far back the query
-still reads: the transient log before that may be freed, and the stored
-deltas from the earliest pending close on must keep their timestamps.
+Time windows: the query evaluates at every *instant* that is a close of any
+of its windows (:mod:`~engine.stream.windows`), in time order; at instant
+``t`` each window holds its latest window closed at or before ``t``. With
+one STEP that is every close of every window. A count window evaluates every
+``count`` triples of its stream. The next evaluation is due once every
+stream it reads has a watermark at or past its instant (or, for a count
+window, once the stream has logged that many triples). The schedule also
+says how far back the query still reads: the transient log before that may
+be freed, and the stored deltas from the next instant on must keep their
+timestamps.
+
+``next_index`` is the clock's whole state (a checkpoint keeps it): the next
+instant is ``next_index * unit``, ``unit`` the STEPs' greatest common
+divisor (the STEP itself when the windows share one); for a count window the
+next close is after ``next_index * count`` triples.
 """
 
 from __future__ import annotations
 
 from engine.stream.registry import StreamState
-from engine.stream.windows import common_step, first_window_after, first_window_holding
+from engine.stream.windows import (
+    clock_unit,
+    closes_between,
+    count_of,
+    latest_close,
+    next_instant_after,
+)
 
 
 class WindowSchedule:
-    """The window clock of one query over its ``streams`` (one per window)."""
+    """The clock of one query over its ``streams`` (one per window)."""
 
     def __init__(self, windows: list, streams: list[StreamState]) -> None:
         self.streams = streams
-        self.step_ms, self.count = common_step(windows)
-        self.range_ms = max(w.range_ms for w in windows) if self.count is None else 0
-        #: index k of the next window to close (at k*step, or after k*count triples);
-        #: None until the query's clock has started
+        self.count = count_of(windows)
+        timed = self.count is None
+        #: each time window's STEP and RANGE, in registration order
+        self.steps: tuple[int, ...] = tuple(w.step_ms for w in windows) if timed else ()
+        self.ranges: tuple[int, ...] = tuple(w.range_ms for w in windows) if timed else ()
+        self.range_ms = max(self.ranges) if timed else 0
+        #: every instant is a multiple of it (None for a count window)
+        self.unit = clock_unit(self.steps) if timed else None
+        #: the STEP all windows share; None when they differ (or for a count window)
+        self.step_ms = self.steps[0] if timed and len(set(self.steps)) == 1 else None
+        #: the next instant is next_index * unit (or the next close after
+        #: next_index * count triples); None until the query's clock has started
         self.next_index: int | None = None
         #: how far before the next window's start the query still reads (the
         #: rows that leave the window, for incremental evaluation)
@@ -32,63 +54,77 @@ class WindowSchedule:
 
     def _start(self) -> None:
         """A count window starts with the stream's next triple; time windows with
-        the first window after the streams' watermarks (if any has one yet)."""
+        the first instant after the streams' watermarks (if any has one yet)."""
         if self.count is not None:
             self.next_index = self.streams[0].log.total // self.count + 1
             return
         marks = [s.watermark for s in self.streams if s.watermark is not None]
         if marks:
-            self.next_index = first_window_after(min(marks), self.step_ms)
+            self.next_index = next_instant_after(min(marks), self.steps) // self.unit
 
     def start_at(self, first_item_ts: int) -> None:
-        """The first data item reached one of the query's streams."""
-        if self.next_index is None and self.step_ms is not None:
-            self.next_index = first_window_holding(first_item_ts, self.step_ms)
+        """The first data item reached one of the query's streams: the first
+        instant is the first one whose windows can hold it."""
+        if self.next_index is None and self.count is None:
+            self.next_index = next_instant_after(first_item_ts, self.steps) // self.unit
 
     def due(self) -> int | None:
-        """The close (ms, or sequence number for count windows) of the next window
-        if all its data has arrived, else None."""
+        """The instant (ms, or sequence number for count windows) of the next
+        evaluation if all its data has arrived, else None."""
         if self.next_index is None:
             return None
         if self.count is not None:
             close = self.next_index * self.count
             return close if self.streams[0].log.total >= close else None
-        close = self.next_index * self.step_ms
+        close = self.next_index * self.unit
         for s in self.streams:
             if s.watermark is None or s.watermark < close:
                 return None
         return close
 
     def advance(self) -> None:
-        """The next window has been evaluated."""
-        self.next_index += 1
+        """The next evaluation is done: on to the following instant."""
+        if self.count is not None:
+            self.next_index += 1
+        else:
+            self.next_index = next_instant_after(self.next_index * self.unit, self.steps) // self.unit
 
     def next_close(self) -> int | None:
-        """The close of the next window (ms, or sequence number), if the clock runs."""
+        """The next instant (ms, or sequence number), if the clock runs."""
         if self.next_index is None:
             return None
-        return self.next_index * (self.step_ms or self.count)
+        return self.next_index * (self.unit or self.count)
 
     def windows_until(self, watermark: int) -> int:
-        """How many time windows a watermark of ``watermark`` ms would close now
-        (0 for count windows and a clock not started)."""
-        if self.step_ms is None or self.next_index is None:
+        """How many evaluations a watermark of ``watermark`` ms would make due now
+        (0 for count windows and a clock not started; with several STEPs an
+        instant where windows of two STEPs close counts twice)."""
+        if self.count is not None or self.next_index is None:
             return 0
-        return watermark // self.step_ms - self.next_index + 1
+        return closes_between(self.next_index * self.unit - 1, watermark, self.steps)
+
+    def bounds(self, instant: int) -> list[tuple[int, int]]:
+        """Each time window's ``[start, end)`` at ``instant``: its latest window
+        closed at or before it."""
+        closes = (latest_close(instant, step) for step in self.steps)
+        return [(close - range_ms, close) for close, range_ms in zip(closes, self.ranges, strict=True)]
 
     def pending_close_ms(self) -> int | None:
         """Smallest application time a future evaluation reads the store as of."""
         if self.next_index is None or self.count is not None:
             return None
-        return self.next_index * self.step_ms
+        return self.next_index * self.unit
 
     def oldest_needed(self) -> tuple[int | None, int | None]:
-        """``(ts, seq)`` before which this query needs no transient data."""
+        """``(ts, seq)`` before which this query needs no transient data: the
+        earliest start of a window at the next instant (later instants start
+        later)."""
         if self.next_index is None:
             return None, None
         if self.count is not None:
             return None, (self.next_index - 1) * self.count
-        return self.next_index * self.step_ms - self.range_ms - self.lookback_ms, None
+        start = min(start for start, _ in self.bounds(self.next_index * self.unit))
+        return start - self.lookback_ms, None
 
     def store_bound(self, state: StreamState) -> int | None:
         """The earliest application time from which the deltas of ``state`` in

@@ -13,10 +13,19 @@ Last, transient data and stored deltas that no window can reach any more are
 freed or compacted.
 
 With a journal (:class:`StreamJournal`, the durability layer's write-ahead
-log), every batch, declaration, registration and unregistration is written
+log), every batch, declaration, drop, registration and unregistration is written
 to it under the lock before it is applied, in the order applied, and the
 call returns once the journal says it is durable (waited for outside the
 lock, so one disk flush covers several requests).
+
+Every window is evaluated within the engine's bounds (``timeout`` seconds,
+``max_rows`` rows per step, and the server's :class:`~engine.store.Shutdown`),
+since it runs under the engine's lock: a window over them (or failing
+otherwise) is reported by an event with its error instead of an answer, and
+the query goes on with its next window; other queries and streams are not
+affected. The server's shutdown leaves the windows still due unevaluated:
+the request is answered (its batch is logged, and a data directory's
+recovery evaluates them at the next start).
 
 Events leave through each query's :class:`~engine.stream.broadcast.Broadcast`
 into subscriber queues that consumers drain on their own side: under its lock
@@ -36,28 +45,38 @@ import numpy as np
 
 from engine.rdf import IRI
 from engine.sparql.syntax import ContinuousQuery, parse_registration
-from engine.store import StoreUnavailable
+from engine.store import (
+    QueryCancelled,
+    RowBudgetExceeded,
+    Shutdown,
+    StoreUnavailable,
+    deadline_check,
+    row_budget,
+)
+from engine.stream.batch_rows import batch_rows
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
     LateItem,
+    StreamInUse,
     TooManyWindows,
     UnknownQuery,
     UnknownStream,
 )
-from engine.stream.events import WindowEvent
+from engine.stream.events import WindowError, WindowEvent
 from engine.stream.incremental import INCREMENTAL_MODES
 from engine.stream.items import Item, parse_items
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
 from engine.stream.shared_plan import evaluate_group
+from engine.stream.stream_names import derived_name
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 from engine.stream.transient import StreamLog, TransientLog
 
 log = logging.getLogger("rivulet.streams")
 
 DEFAULT_RETAINED_EVENTS = 1000
-#: windows one query may report in one ingest request
+#: windows all queries together may report in one ingest request
 MAX_WINDOWS_AT_ONCE = 100_000
 #: how often the idle clock moves the watermark of idle wall-clock streams
 IDLE_TICK_SECONDS = 0.1
@@ -70,6 +89,7 @@ class StreamJournal(Protocol):
 
     def log_batch(self, name: str, items: list[tuple[int, Sequence]]) -> int: ...
     def log_declare(self, definition: StreamDefinition) -> int: ...
+    def log_drop(self, name: str) -> int: ...
     def log_register(self, name: str, text: str, base: str | None) -> int: ...
     def log_unregister(self, name: str) -> int: ...
     def wait_durable(self, position: int) -> None: ...
@@ -79,11 +99,18 @@ class StreamEngine:
     """Streams and continuous queries over one :class:`engine.api.Store`."""
 
     def __init__(self, store, retain_events: int = DEFAULT_RETAINED_EVENTS,
-                 incremental: str = "auto") -> None:
+                 incremental: str = "auto", timeout: float | None = None,
+                 max_rows: int | None = None) -> None:
+        """``timeout`` (seconds) and ``max_rows`` (rows one step may produce)
+        bound each window's evaluation; None: no bound."""
         if incremental not in INCREMENTAL_MODES:
             raise ValueError(f"incremental must be one of {INCREMENTAL_MODES}, not {incremental!r}")
         self.store = store
         self.retain_events = retain_events
+        self.timeout = timeout
+        self.max_rows = max_rows
+        #: the server's shutdown: once its grace has run out, a window being evaluated stops
+        self.shutdown = Shutdown()
         #: when queries evaluate windows from their change (:mod:`~engine.stream.incremental`)
         self.incremental = incremental
         self._lock = threading.RLock()
@@ -106,25 +133,33 @@ class StreamEngine:
             self.journal.wait_durable(position)
 
     # ---------------------------------------------------------------- streams
-    def declare_stream(self, definition: StreamDefinition) -> tuple[StreamState, bool]:
-        """Declare (or redeclare with new settings) a stream; ``True`` if new."""
+    def declare_stream(self, definition: StreamDefinition, number: int | None = None
+                       ) -> tuple[StreamState, bool]:
+        """Declare a stream, or redeclare one with new settings; ``True`` if new.
+
+        A stream's IRI never changes (a name declared with another IRI is
+        refused, as is an IRI another name has). While a registered query
+        reads the stream or writes into it, a redeclaration may change its
+        idle policy only: the timing predicates and the graph decide what the
+        query's windows read from the store. ``number`` names the stream in
+        the store's timestamped deltas; a new stream takes the log position
+        of its declaration (or the next number, without a journal), so that a
+        stream declared again after a drop never shares the number of the
+        old one's deltas, and a recovery, which passes the logged position,
+        numbers every stream as before."""
         with self._lock:
-            other = self._stream_by_iri(definition.iri)
-            if other is not None and other.definition.name != definition.name:
-                raise DuplicateName(f"stream IRI <{definition.iri.value}> is already declared "
-                                    f"as {other.definition.name!r}")
+            state = self.streams.get(definition.name)
+            self._check_declaration(definition, state)
             position = self.journal.log_declare(definition) if self.journal is not None else None
             encode = self.store.terms.encode
             timing_ids = np.array([encode(IRI(p)) for p in definition.timing], dtype=np.int64)
             timeless_ids = (None if definition.timeless is None else
                             np.array([encode(IRI(p)) for p in definition.timeless], dtype=np.int64))
-            state = self.streams.get(definition.name)
             created = state is None
             if created:
-                number = self._next_stream_number
+                number = self._next_number(number if number is not None else position)
                 state = StreamState(definition, number, timing_ids, timeless_ids,
                                     encode(definition.stored_graph), self._new_log(number))
-                self._next_stream_number += 1
                 self.streams[definition.name] = state
             else:
                 state.definition = definition
@@ -134,6 +169,74 @@ class StreamEngine:
                 self._start_idle_clock()
         self._durable(position)
         return state, created
+
+    def _check_declaration(self, definition: StreamDefinition, state: StreamState | None) -> None:
+        """Refuse, before anything is logged, a declaration that would take
+        over another stream or change what a registered query reads."""
+        name, iri = definition.name, definition.iri
+        other = self._stream_by_iri(iri)
+        if other is not None and other is not state:
+            raise DuplicateName(f"stream IRI <{iri.value}> is already declared as {other.definition.name!r}")
+        if state is None:
+            return
+        if state.definition.iri != iri:
+            raise DuplicateName(f"stream {name!r} is <{state.definition.iri.value}>: a stream's IRI does not "
+                                f"change; declare <{iri.value}> under another name, or drop {name!r} first "
+                                f"(DELETE /streams/{name})")
+        before, after = state.definition, definition
+        changed = [label for label, field in (("timing", "timing"), ("timeless", "timeless"),
+                                              ("graph", "stored_graph"))
+                   if getattr(before, field) != getattr(after, field)]
+        users = self._users(state)
+        if changed and users:
+            raise StreamInUse(f"stream {name!r} is read or written by {_listed(users)}: its "
+                              f"{' and '.join(changed)} cannot change while "
+                              f"{'it is' if len(users) == 1 else 'they are'} registered")
+
+    def _next_number(self, wanted: int | None) -> int:
+        """``wanted`` (a declaration's log position), or the next unused number."""
+        number = self._next_stream_number if wanted is None else wanted
+        self._next_stream_number = max(self._next_stream_number, number + 1)
+        return number
+
+    def drop_stream(self, name: str) -> None:
+        """Drop stream ``name``: it is forgotten, its transient data freed
+        (with the terms only that data used); what it absorbed stays in its
+        stored graph. Refused (:class:`StreamInUse`) while a registered
+        query reads it or writes into it (``REGISTER STREAM``): unregister
+        them first. The same name may then be declared again, as a new
+        stream."""
+        with self._lock:
+            state = self.stream(name)
+            users = self._users(state)
+            if users:
+                raise StreamInUse(f"stream {name!r} is read or written by {_listed(users)}: unregister "
+                                  f"{'it' if len(users) == 1 else 'them'} before dropping the stream")
+            position = self.journal.log_drop(name) if self.journal is not None else None
+            del self.streams[name]
+            self._discard(state)
+        self._durable(position)
+
+    def _discard(self, state: StreamState) -> None:
+        """Free a dropped stream's transient data and the terms only it used.
+        The drop is done (and logged) whatever happens here: a cluster whose
+        shards cannot take the expiry now frees their shares at the
+        coordinator's next start, which empties the shards' stream logs."""
+        try:
+            freed = state.log.discard()
+        except Exception as exc:
+            log.warning("stream %r is dropped, but its transient rows stay on the shards until the "
+                        "coordinator restarts: %s", state.definition.name, exc)
+            return
+        terms = self.store.quad_store.terms
+        for chunk in freed:
+            terms.release(chunk.term_ids)
+
+    def _users(self, state: StreamState) -> list[str]:
+        """The registered queries that read ``state`` or write into it."""
+        iri = state.definition.iri
+        return [name for name, running in self.queries.items()
+                if any(s is state for s in running.streams) or running.spec.output_stream == iri]
 
     def _new_log(self, number: int) -> StreamLog:
         """The log of stream ``number``: in this process, unless the store
@@ -161,44 +264,55 @@ class StreamEngine:
         self.stream(name)
         return self.ingest(name, parse_items(body, media_type, timestamp))
 
-    def ingest(self, name: str, items: Iterable[Item], absorb: bool = True) -> dict:
+    def ingest(self, name: str, items: Iterable[Item], absorb: bool = True, logged_at: int | None = None
+               ) -> dict:
         """Ingest one batch of items into stream ``name``; returns a summary.
         ``absorb=False``: the stored graphs hold the batch's timeless triples
         already, as they were then (a recovery replays the batch for its
-        windows; absorbing it again would undo a later update's deletions)."""
+        windows; absorbing it again would undo a later update's deletions).
+        ``logged_at``: the batch's position in the journal, when a recovery
+        replays it from there."""
         with self._lock:
             state = self.stream(name)
             received = time.time()
             stamped = self._check_order(state, list(items), int(received * 1000))
             if stamped:
                 self._check_jump(state, stamped[-1][0])
-            position = self.journal.log_batch(name, stamped) if self.journal and stamped else None
-            events = self._ingest(state, stamped, received, absorb=absorb)
+            position = self.journal.log_batch(name, stamped) if self.journal and stamped else logged_at
+            events, triples = self._ingest(state, stamped, received, absorb=absorb, batch=position)
             summary = {
                 "stream": name,
                 "items": len(stamped),
-                "triples": sum(len(t) for _, t in stamped),
+                "triples": triples,
                 "watermark_ms": state.watermark,
                 "windows_fired": len(events),
+                "windows_failed": sum(1 for event in events if event.error is not None),
             }
         self._durable(position)
         return summary
 
     def _check_jump(self, state: StreamState, watermark: int) -> None:
-        """Refuse a watermark that would make one query report more than
-        MAX_WINDOWS_AT_ONCE windows in this request (a heartbeat in the wrong
-        unit, a clock in seconds...): every window must be reported, and that
-        many would hold the server for minutes."""
+        """Refuse a watermark that would make the queries report more than
+        MAX_WINDOWS_AT_ONCE windows together in this request (a heartbeat in
+        the wrong unit, a clock in seconds...): every window must be
+        reported, and that many would hold the server for minutes. The bound
+        is per request, whatever the number of queries reading the stream."""
+        pending: dict[str, int] = {}
         for running in self.queries.values():
-            if state not in running.streams:
-                continue
-            pending = running.schedule.windows_until(watermark)
-            if pending > MAX_WINDOWS_AT_ONCE:
-                raise TooManyWindows(
-                    f"timestamp {watermark} ms would close {pending} windows of query "
-                    f"{running.spec.name!r} at once (at most {MAX_WINDOWS_AT_ONCE}); send "
-                    "intermediate heartbeats, or check the timestamp's unit (milliseconds)"
-                )
+            if state in running.streams:
+                windows = running.schedule.windows_until(watermark)
+                if windows > 0:
+                    pending[running.spec.name] = windows
+        total = sum(pending.values())
+        if total > MAX_WINDOWS_AT_ONCE:
+            largest = sorted(pending.items(), key=lambda item: -item[1])[:3]
+            listed = ", ".join(f"{count:,} of query {name!r}" for name, count in largest)
+            more = f" and {len(pending) - len(largest)} more queries" if len(pending) > len(largest) else ""
+            raise TooManyWindows(
+                f"timestamp {watermark} ms would close {total:,} windows at once ({listed}{more}); "
+                f"one request may close at most {MAX_WINDOWS_AT_ONCE:,} windows of all queries together: "
+                "send intermediate heartbeats, or check the timestamp's unit (milliseconds)"
+            )
 
     def heartbeat(self, name: str, timestamp: int) -> dict:
         return self.ingest(name, [(timestamp, [])])
@@ -218,20 +332,23 @@ class StreamEngine:
 
     def _ingest(
         self, state: StreamState, items: list[tuple[int, Sequence]], received: float,
-        from_producer: bool = True, absorb: bool = True,
-    ) -> list:
-        self._absorb(state, items, from_producer, absorb)
+        from_producer: bool = True, absorb: bool = True, batch: int | None = None,
+    ) -> tuple[list, int]:
+        """Absorb a batch and fire the windows it completes: ``(events, triples logged)``."""
+        triples = self._absorb(state, items, from_producer, absorb, batch)
         events = self._fire_due(received)
         self._reclaim()
-        return events
+        return events, triples
 
     def _absorb(
         self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True,
-        absorb: bool = True,
-    ) -> None:
+        absorb: bool = True, batch: int | None = None,
+    ) -> int:
         """Encode a batch, absorb its timeless triples into the stream's stored
-        graph (one transaction; not with ``absorb=False``), log all its
-        triples, advance the watermark.
+        graph (one transaction, told the batch's journal position ``batch``;
+        not with ``absorb=False``), log all its triples (each item's distinct
+        ones: :mod:`~engine.stream.batch_rows`), advance the watermark; returns
+        the number of triples logged.
 
         Terms are encoded transient: the log chunk holds them, and only the
         terms of absorbed (stored) triples are pinned, so terms that timing
@@ -239,15 +356,12 @@ class StreamEngine:
         quad_store = self.store.quad_store
         terms = quad_store.terms
         data_items = [(ts, triples) for ts, triples in items if len(triples)]
-        flat: list = []
+        logged = 0
         if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
-            txn = quad_store.begin(journaled=False)
+            txn = quad_store.begin(journaled=False, batch=batch if absorb else None)
             try:
-                encode = terms.encode_transient
-                flat = [
-                    (ts, encode(s), encode(p), encode(o)) for ts, triples in data_items for s, p, o in triples
-                ]
-                ts, s, p, o = (np.array(c, dtype=np.int64) for c in zip(*flat, strict=True))
+                ts, s, p, o = batch_rows(data_items, terms.encode_transient)
+                logged = len(ts)
                 timeless = ~state.is_timing(p)
                 if absorb:
                     txn.create(state.graph_id)
@@ -257,17 +371,20 @@ class StreamEngine:
                                state.number)
                 state.log.append(ts, s, p, o, index=self._has_readers(state), txn=txn)
                 terms.hold(np.concatenate([s, p, o]))
+                for query in self.queries.values():
+                    if state in query.streams:
+                        query.schedule.start_at(data_items[0][0])
+                # the commit compacts within the bounds handed down: they must cover this batch
+                # (a query's clock starts with it, a count window's log holds it)
+                self._hand_down_retention()
             except BaseException:
                 quad_store.abort(txn)
                 raise
             txn.commit()
-        if flat:
-            for query in self.queries.values():
-                if state in query.streams:
-                    query.schedule.start_at(data_items[0][0])
         if items:
             state.watermark = items[-1][0]
-        state.record(len(data_items), len(flat), from_producer)
+        state.record(len(data_items), logged, from_producer)
+        return logged
 
     def _has_readers(self, state: StreamState) -> bool:
         return any(state in query.streams for query in self.queries.values())
@@ -285,7 +402,8 @@ class StreamEngine:
             self._check_streams(spec)
             if spec.output_stream is not None and self._stream_by_iri(spec.output_stream) is None:
                 # declared (and logged) as any stream, so that its watermark is kept too
-                self.declare_stream(StreamDefinition(_local_name(spec.output_stream), spec.output_stream))
+                name = derived_name(spec.output_stream, self.streams)
+                self.declare_stream(StreamDefinition(name, spec.output_stream))
             journal = self.journal
             position = journal.log_register(spec.name, spec.text, base) if journal is not None else None
             running = self._register(spec)
@@ -336,11 +454,13 @@ class StreamEngine:
         ``after_sequence`` (``Last-Event-ID``) come first."""
         return self.query(name).subscribe(after_sequence, capacity)
 
-    def unsubscribe(self, name: str, subscription: Subscription) -> None:
-        """The consumer of ``subscription`` went away (nothing to do if the query is gone)."""
+    def unsubscribe(self, name: str, subscription: Subscription, stalled: bool = False) -> None:
+        """The consumer of ``subscription`` went away (nothing to do if the
+        query is gone); ``stalled``: it was cut off for not reading, which
+        counts it among the dropped subscribers."""
         running = self.queries.get(name)
         if running is not None:
-            running.broadcast.unsubscribe(subscription)
+            running.broadcast.unsubscribe(subscription, stalled)
 
     # ----------------------------------------------------------------- firing
     def _fire_due(self, received: float) -> list[WindowEvent]:
@@ -351,6 +471,15 @@ class StreamEngine:
         are evaluated once for all (:mod:`~engine.stream.shared_plan`), one
         window per round; the others run alone, all their due windows at once."""
         fired: list[WindowEvent] = []
+        try:
+            self._fire_rounds(received, fired)
+        except QueryCancelled:  # the server's shutdown (a time limit only fails its window)
+            log.warning("the server is shutting down: the windows still due are left to its next start "
+                        "(with a data directory, recovery evaluates them from the logged batches)")
+        return fired
+
+    def _fire_rounds(self, received: float, fired: list[WindowEvent]) -> None:
+        """Evaluate due windows, round after round, into ``fired``."""
         progress = True
         while progress:
             progress = False
@@ -368,16 +497,48 @@ class StreamEngine:
                 if len(group) == 1:
                     events = [self._evaluate(group[0], close, received)]
                 else:
-                    events = _waiting_for_store(lambda group=group, close=close: evaluate_group(
-                        group, group[0].shape, self.store.quad_store, close, received))
+                    events = self._evaluate_group(group, close, received)
                 for running, event in zip(group, events, strict=True):
                     self._publish(running, event, fired)
                 progress = True
-        return fired
 
     def _evaluate(self, running: RunningQuery, close: int, received: float) -> WindowEvent:
-        return _waiting_for_store(
-            lambda: running.evaluate(self.store.quad_store, self.store.service_client, close, received))
+        """The event of one window of one query, evaluated within the
+        engine's bounds; a window that fails is reported as failed."""
+        started = time.perf_counter()
+        try:
+            return _waiting_for_store(lambda: self._bounded(
+                lambda: running.evaluate(self.store.quad_store, self.store.service_client, close, received)))
+        except Exception as exc:
+            error = _window_error(exc)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            event = running.fail(close, received, error, elapsed_ms)
+            log.log(logging.ERROR if error.reason == "error" else logging.WARNING,
+                    "window %d of query %r, [%d, %d) ms, failed after %.2f s: %s: %s; the query goes on "
+                    "with its next window", event.sequence, running.spec.name, event.start_ms, event.end_ms,
+                    elapsed_ms / 1000, error.reason, error.message,
+                    exc_info=exc if error.reason == "error" else None)
+            return event
+
+    def _evaluate_group(self, group: list[RunningQuery], close: int, received: float) -> list[WindowEvent]:
+        """The events of the window closing at ``close`` of the queries of
+        one shared shape, from one evaluation within the engine's bounds; if
+        it fails, each query is evaluated alone (within its own bounds), so
+        that one query's failure is only its own."""
+        try:
+            return _waiting_for_store(lambda: self._bounded(lambda: evaluate_group(
+                group, group[0].shape, self.store.quad_store, close, received)))
+        except Exception as exc:
+            error = _window_error(exc)
+            log.warning("the shared evaluation of %d queries (%s) for the window closing at %d ms failed: "
+                        "%s: %s; each query is evaluated alone", len(group),
+                        ", ".join(repr(r.spec.name) for r in group), close, error.reason, error.message)
+        return [self._evaluate(running, close, received) for running in group]
+
+    def _bounded(self, evaluate):
+        """``evaluate()`` within the engine's bounds: its time limit starts now."""
+        with row_budget(self.max_rows, deadline_check(self.timeout, self.shutdown)):
+            return evaluate()
 
     def _publish(self, running: RunningQuery, event: WindowEvent, fired: list[WindowEvent]) -> None:
         running.publish(event)
@@ -387,7 +548,9 @@ class StreamEngine:
 
     def _emit(self, running: RunningQuery, event: WindowEvent) -> None:
         """The constructed triples of a window become an item of the output stream
-        at the window's close (queries reading it fire in the same loop). An
+        at the window's close (queries reading it fire in the same loop); a
+        failed window constructs none, but its close still moves that
+        stream's watermark, so the queries reading it are not held up. An
         output older than that stream's watermark (only possible if a producer
         also heartbeats it) cannot be reordered and is left out."""
         target = self._stream_by_iri(running.spec.output_stream)
@@ -422,8 +585,9 @@ class StreamEngine:
 
     def _hand_down_retention(self) -> None:
         """Tell the store which stored deltas must keep their timestamps. Called
-        under the lock whenever the bounds may move (a query registered, windows
-        fired, the log reclaimed), so the store never calls up into this layer:
+        under the lock whenever the bounds may move (a query registered, a
+        batch about to be committed, windows fired, the log reclaimed), so the
+        store never calls up into this layer:
         between two calls the bounds it holds can only be lower than the true
         ones, and a commit then compacts less, never wrongly."""
         self.store.quad_store.retain_timestamps(self.retention_bounds())
@@ -481,6 +645,20 @@ class StreamEngine:
                     self._ingest(state, [(mark, [])], time.time(), from_producer=False)
 
 
+def _window_error(exc: Exception) -> WindowError:
+    """Why a window failed; raises again what must stop the request itself:
+    the server's shutdown, and a store that stayed unavailable (the window
+    then stays due and is evaluated by a later request)."""
+    stopping = isinstance(exc, QueryCancelled) and exc.reason == "shutdown"
+    if stopping or isinstance(exc, StoreUnavailable):
+        raise exc
+    if isinstance(exc, RowBudgetExceeded):
+        return WindowError("row_limit", str(exc))
+    if isinstance(exc, QueryCancelled) and exc.reason == "time_limit":
+        return WindowError("time_limit", f"evaluation stopped: {exc}")
+    return WindowError("error", f"{type(exc).__name__}: {exc}")
+
+
 def _waiting_for_store(evaluate):
     """``evaluate()``, waiting out a store that is briefly unavailable (a
     shard restarting): a due window is never skipped, and its schedule moves
@@ -496,6 +674,6 @@ def _waiting_for_store(evaluate):
             time.sleep(min(exc.retry_after, 0.5))
 
 
-def _local_name(iri: IRI) -> str:
-    tail = iri.value.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
-    return tail or "stream"
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(repr(name) for name in sorted(names)[:5])
+    return f"quer{'y' if len(names) == 1 else 'ies'} {shown}{' ...' if len(names) > 5 else ''}"

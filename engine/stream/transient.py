@@ -124,6 +124,7 @@ class StreamLog(Protocol):
     def time_range(self, start: int, end: int) -> WindowContent: ...
     def sequence_range(self, start: int, end: int) -> WindowContent: ...
     def expire(self, before_ts: int | None, before_seq: int | None) -> list: ...
+    def discard(self) -> list: ...
 
 
 def local_window_graph(windows: Sequence[Sequence[TimedTriples | TimeSlice]],
@@ -255,4 +256,9 @@ class TransientLog:
                 break
             cut += 1
         freed, self.chunks = self.chunks[:cut], self.chunks[cut:]
+        return freed
+
+    def discard(self) -> list[Chunk]:
+        """Free every chunk (the stream is dropped); returns them, as :meth:`expire`."""
+        freed, self.chunks = self.chunks, []
         return freed

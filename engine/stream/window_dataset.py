@@ -1,9 +1,10 @@
 """The dataset one window is evaluated over: its slice of the transient logs
 and the stored graphs as of its close.
 
-A time window reads ``[close - range, close)`` of each stream's log in place,
-as the indexed batches it spans, and the stored graphs as they were at
-``close``; a count window reads its ``count`` triples and the store as of its
+At the instant ``close`` each time window reads its latest window closed
+by then (``[close - range, close)`` when the query's windows share their
+STEP) of its stream's log in place, as the indexed batches it spans, and the
+stored graphs as they were at ``close``; a count window reads its ``count`` triples and the store as of its
 last item. Stored graphs that streams append to (a :class:`LayeredGraph`,
 or a cluster's sharded graph) are cut at that time (``as_of``); every other
 graph is read whole. C-SPARQL merges the windows into the default graph (with
@@ -38,9 +39,10 @@ TIMESTAMP_FUNCTION = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
 
 @dataclass(frozen=True)
 class Window:
-    """One window: per stream window of the query, the parts of the log it
-    spans; its bounds as reported; the application time the stored graphs
-    are read as of; its rows in arrival order, copied only if asked
+    """One evaluation: per stream window of the query, the parts of the log it
+    spans and its bounds ``[start, end)``; the bounds reported for the whole
+    (the earliest start, the instant); the application time the stored
+    graphs are read as of; its rows in arrival order, copied only if asked
     (f:timestamp); and how a graph is made of parts and stored graphs."""
 
     parts: list[list]
@@ -49,24 +51,29 @@ class Window:
     as_of: int
     rows: Callable[[], list[WindowContent]]
     graph: Callable[[Sequence[Sequence], Sequence[Graph]], Graph] = local_window_graph
+    #: each stream window's [start, end), in registration order
+    bounds: tuple[tuple[int, int], ...] = ()
 
 
 def read_window(spec: ContinuousQuery, schedule: WindowSchedule, close: int) -> Window:
-    """The window of ``spec`` closing at ``close`` (ms, or sequence number).
+    """The windows of ``spec`` at the instant ``close`` (ms, or sequence number).
 
-    A time window is read in place from the stream index; a count window is
-    copied out of the log and indexed here (its rows do not align with batches)."""
+    A time window is read in place from the stream index, each as its latest
+    window closed at or before the instant (their own bounds when their STEPs
+    differ); a count window is copied out of the log and indexed here (its
+    rows do not align with batches)."""
     if schedule.count is not None:
         content = schedule.streams[0].log.sequence_range(close - schedule.count, close)
         if not len(content):
-            return Window([[]], 0, 0, 0, lambda: [content])
+            return Window([[]], 0, 0, 0, lambda: [content], bounds=((0, 0),))
         batch = TimedTriples(content.ts, content.s, content.p, content.o, maybe_repeats=True)
-        last = int(content.ts.max()) + 1
-        return Window([[batch]], int(content.ts.min()), last, last, lambda: [content])
-    bounds = [(s.log, close - w.range_ms) for s, w in zip(schedule.streams, spec.windows, strict=True)]
-    return Window([log.window(start, close) for log, start in bounds], close - schedule.range_ms, close,
-                  close, lambda: [log.time_range(start, close) for log, start in bounds],
-                  schedule.streams[0].log.window_graph)
+        first, last = int(content.ts.min()), int(content.ts.max()) + 1
+        return Window([[batch]], first, last, last, lambda: [content], bounds=((first, last),))
+    spans = list(zip((s.log for s in schedule.streams), schedule.bounds(close), strict=True))
+    return Window([log.window(start, end) for log, (start, end) in spans],
+                  min(start for _, (start, _) in spans), close, close,
+                  lambda: [log.time_range(start, end) for log, (start, end) in spans],
+                  schedule.streams[0].log.window_graph, tuple(bounds for _, bounds in spans))
 
 
 def _cut(graph: Graph, window: Window, streams: list[StreamState]) -> Graph:

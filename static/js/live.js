@@ -53,6 +53,8 @@ export class LiveQuery {
       else this.setStatus("retrying", "reconnecting…");
     });
     this.source.addEventListener("window", (event) => this.receive(JSON.parse(event.data)));
+    // a window whose evaluation failed (over the server's time or row limit)
+    this.source.addEventListener("window-error", (event) => this.failed(JSON.parse(event.data)));
   }
 
   setStatus(state, text) {
@@ -72,14 +74,27 @@ export class LiveQuery {
       ${time(event.window.start_ms)} – ${time(event.window.end_ms)} UTC · ${rows(event.rows)}</p><div></div>`;
     new ResultTable(latest.lastElementChild, event.results, { pageSize: 10, prefixes: this.prefixes });
 
-    const log = this.card.querySelector(".window-log");
     const item = document.createElement("li");
     item.dataset.sequence = event.sequence;
     item.textContent = `#${event.sequence} ends ${time(event.window.end_ms)}: ${rows(event.rows)}, `
       + `${Math.round(delay)} ms after close`;
+    this.logItem(item);
+    drawChart(this.card.querySelector(".live-chart"), this.points);
+  }
+
+  failed(event) {
+    this.setStatus("live", `window ${event.sequence} failed`);
+    const item = document.createElement("li");
+    item.dataset.sequence = event.sequence;
+    item.className = "window-failed";
+    item.textContent = `#${event.sequence} ends ${time(event.window.end_ms)}: failed, ${event.error.message}`;
+    this.logItem(item);
+  }
+
+  logItem(item) {
+    const log = this.card.querySelector(".window-log");
     log.prepend(item);
     while (log.childElementCount > LOG_LENGTH) log.lastElementChild.remove();
-    drawChart(this.card.querySelector(".live-chart"), this.points);
   }
 
   async unregister() {

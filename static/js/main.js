@@ -6,7 +6,7 @@ import * as history from "./history.js";
 import { LiveQuery } from "./live.js";
 import * as prefixes from "./prefixes.js";
 import { ResultTable, showBoolean, showTurtle } from "./results.js";
-import { register, resultsAs, runQuery, runUpdate, setToken, token, unregister } from "./sparql-client.js";
+import { dropStream, register, resultsAs, runQuery, runUpdate, setToken, token, unregister } from "./sparql-client.js";
 import { escapeHtml, requestKind } from "./sparql-syntax.js";
 import { StreamsPanel, template } from "./streams.js";
 
@@ -31,6 +31,17 @@ prefixes.discover().then(drawPrefixes, (error) => console.warn("prefix discovery
 
 const panel = new StreamsPanel($("streams"), $("queries"), {
   onTemplate: (stream) => { editor.text = template(stream); editor.textarea.focus(); },
+  onDrop: async (name) => {
+    if (!confirm(`Drop stream ${name}? What it absorbed stays in its stored graph.`)) return;
+    clearError();
+    try {
+      await dropStream(name);
+      setStatus(`Dropped stream ${name}.`);
+    } catch (error) {
+      showError(error); // 409 names the queries that read or write it
+    }
+    panel.poll();
+  },
   onListen: openLive,
   onUnregister: async (name) => {
     if (live.has(name)) return live.get(name).unregister();

@@ -89,6 +89,11 @@ export async function unregister(name) {
   await send(`queries/${encodeURIComponent(name)}`, { method: "DELETE" });
 }
 
+/** Drop a stream (the server refuses with 409 while a query reads or writes it). */
+export async function dropStream(name) {
+  await send(`streams/${encodeURIComponent(name)}`, { method: "DELETE" });
+}
+
 export async function listStreams() {
   return (await (await send("streams")).json()).streams;
 }

@@ -33,7 +33,8 @@ function show(element, html) {
 export class StreamsPanel {
   /**
    * `streamsEl` and `queriesEl` are filled on every poll. `onTemplate(stream)`
-   * is called by a stream's "New query" button, `onListen(name, text)` and
+   * is called by a stream's "New query" button, `onDrop(name)` by its "Drop"
+   * button, `onListen(name, text)` and
    * `onUnregister(name)` by a query's buttons; `isOpen(name)` says whether a
    * query's live view is open already.
    */
@@ -66,7 +67,9 @@ export class StreamsPanel {
     const html = streams.map((s, i) => `
       <div class="stream" data-name="${escapeHtml(s.name)}">
         <div class="stream-head"><strong>${escapeHtml(s.name)}</strong>
-          <button type="button" data-template="${i}" title="Put a continuous query over this stream into the editor">New query</button></div>
+          <span class="stream-actions">
+            <button type="button" data-template="${i}" title="Put a continuous query over this stream into the editor">New query</button>
+            <button type="button" data-drop="${i}" title="Drop this stream (its stored graph stays)">Drop</button></span></div>
         <div class="stream-iri" title="stream IRI">${escapeHtml(s.iri)}</div>
         <dl>
           <dt>rate</dt><dd class="stream-rate">${s.rate_triples_per_s.toFixed(1)} triples/s</dd>
@@ -77,6 +80,9 @@ export class StreamsPanel {
     if (!show(this.streamsEl, html)) return;
     for (const button of this.streamsEl.querySelectorAll("[data-template]")) {
       button.addEventListener("click", () => this.handlers.onTemplate(streams[Number(button.dataset.template)]));
+    }
+    for (const button of this.streamsEl.querySelectorAll("[data-drop]")) {
+      button.addEventListener("click", () => this.handlers.onDrop(streams[Number(button.dataset.drop)].name));
     }
   }
 

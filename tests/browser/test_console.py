@@ -189,3 +189,92 @@ def test_writes_to_a_token_server_use_the_token_field(browser, shot):
         context.close()
         server.server.should_exit = True
         server.join()
+
+
+def test_a_window_over_the_row_limit_shows_as_failed_and_the_next_one_as_usual(browser, shot):
+    store = Store()
+    server = Server(store, Settings(max_rows=100))
+    server.start()
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        http = httpx.Client(base_url=server.url, timeout=10)
+        assert http.put("/streams/gauges", json={"iri": f"{EX}gauges"}).status_code == 201
+        page.goto(server.url + "/")
+        type_query(page, f"""PREFIX ex: <{EX}>
+REGISTER RSTREAM pairs AS SELECT ?a ?b FROM NAMED WINDOW ex:w ON <{EX}gauges> [RANGE PT5S STEP PT5S]
+WHERE {{ WINDOW ex:w {{ ?a ex:levelCm ?x . ?b ex:levelCm ?y }} }}""")
+        card = page.locator(".live-query[data-name=pairs]")
+        expect(card.locator(".live-status")).to_have_text("listening")
+        many = [(1700000001000 + i, f"gauge-{i}", i) for i in range(20)]  # 20 x 20 pairs: over 100 rows
+        posted = http.post("/streams/gauges", headers={"Content-Type": BATCH},
+                           content=readings(*many) + "\n1700000005000\n")
+        assert posted.json()["windows_failed"] == 1, posted.text
+        failed = card.locator(".window-log li.window-failed")
+        expect(failed).to_have_count(1)
+        expect(failed).to_contain_text("failed, a step of the query would hold 400 rows; the limit is 100")
+        expect(card.locator(".live-status")).to_have_text("window 1 failed")
+        posted = http.post("/streams/gauges", headers={"Content-Type": BATCH},
+                           content=readings((1700000006000, "gauge-koblenz", 312)) + "\n1700000010000\n")
+        assert posted.json()["windows_failed"] == 0, posted.text
+        expect(card.locator(".window-title")).to_contain_text("Window 2")
+        expect(card.locator(".window-log li")).to_have_count(2)
+        shot(page, "failed-window")
+        assert not errors, errors
+    finally:
+        context.close()
+        server.server.should_exit = True
+        server.join()
+
+
+def test_a_stream_is_dropped_from_its_card_once_no_query_reads_it(browser, server, shot):
+    """The Drop button asks first; while a query reads the stream the server's
+    409 (naming the query) shows and the stream stays; once the query is
+    unregistered the stream goes, and its stored graph stays."""
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text)
+            if msg.type == "error" and "status of 409" not in msg.text else None)
+    dialogs: list[str] = []
+
+    def answer(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.accept() if len(dialogs) > 1 else dialog.dismiss()  # the first one is declined
+
+    page.on("dialog", answer)
+    try:
+        http = httpx.Client(base_url=server.url, timeout=10)
+        assert http.put("/streams/gauges", json={"iri": f"{EX}gauges"}).status_code == 201
+        assert http.post("/queries", content=HIGH_WATER, headers={
+            "Content-Type": "application/sparql-query"}).status_code == 201
+        assert http.post("/streams/gauges", headers={"Content-Type": BATCH},
+                         content=readings((1700000001000, "gauge-koblenz", 312))).status_code == 202
+        page.goto(server.url + "/")
+        stream = page.locator("#streams .stream[data-name=gauges]")
+        drop = stream.get_by_role("button", name="Drop")
+        drop.click()  # declined: nothing is sent
+        expect(page.locator("#error")).to_be_hidden()
+        drop.click()
+        expect(page.locator("#error")).to_contain_text("HTTP 409")
+        expect(page.locator("#error")).to_contain_text("'high_water'")
+        expect(stream).to_be_visible()
+        assert dialogs == ["Drop stream gauges? What it absorbed stays in its stored graph."] * 2
+        shot(page, "refused")
+
+        page.locator("#queries li[data-name=high_water]").get_by_role("button", name="Unregister").click()
+        expect(page.locator("#queries")).to_contain_text("No continuous queries")
+        drop.click()
+        expect(stream).to_have_count(0)
+        expect(page.locator("#streams")).to_contain_text("No streams declared")
+        expect(page.locator("#status")).to_have_text("Dropped stream gauges.")
+        expect(page.locator("#error")).to_be_hidden()
+        shot(page, "dropped")
+        assert http.get("/streams").json() == {"streams": []}
+        assert server.store.query(f"ASK {{ GRAPH <{EX}gauges> {{ ?s <{EX}levelCm> 312 }} }}").boolean
+        assert not errors, errors
+    finally:
+        context.close()

@@ -25,6 +25,8 @@ from engine.catalog.models import Base
 
 REPO = Path(__file__).resolve().parents[2]
 TABLES = {"streams", "queries", "graphs", "checkpoints", "tokens"}
+#: the newest migration
+HEAD = "0002"
 
 
 @pytest.fixture
@@ -75,8 +77,9 @@ def test_migrations_create_the_tables_with_their_columns(catalog, engine):
     assert schema.get_pk_constraint("checkpoints")["constrained_columns"] == ["lsn"]
     assert {column["name"]: column["nullable"] for column in schema.get_columns("streams")} == {
         "name": False, "definition": False, "declared_lsn": False, "watermark_ms": True,
-        "triples_total": False}
-    assert _version(engine) == ["0001"]
+        "triples_total": False, "dropped_lsn": True}
+    assert schema.get_pk_constraint("streams")["constrained_columns"] == ["name", "declared_lsn"]
+    assert _version(engine) == [HEAD]
 
 
 def test_the_models_describe_the_migrated_schema(catalog, engine):
@@ -95,7 +98,7 @@ def test_rerunning_the_migrations_changes_nothing(catalog_url, catalog, engine):
     upgrade_to_head(engine)
     assert statements, "the migrations did not even read the version table"
     assert [sql for sql in statements if sql.lstrip().startswith(("CREATE", "ALTER", "DROP"))] == []
-    assert _version(engine) == ["0001"]
+    assert _version(engine) == [HEAD]
     with Catalog(catalog_url) as reopened:
         assert [row.name for row in reopened.streams()] == ["gauges"]
 
@@ -130,7 +133,7 @@ def test_the_alembic_command_migrates_the_database_given_by_x_url(tmp_path):
         cwd=REPO, env=environment, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     versions = sqlite3.connect(database).execute("SELECT version_num FROM alembic_version").fetchall()
-    assert versions == [("0001",)]
+    assert versions == [(HEAD,)]
 
 
 def test_a_checkout_finds_the_top_level_migrations_folder():
@@ -150,6 +153,62 @@ def test_streams_are_listed_by_declaration_and_a_redeclaration_keeps_the_first_l
         StreamRow("gauges", {"iri": "http://example.org/gauges"}, 3, None, 0),
         StreamRow("boats", {"iri": "http://example.org/boats", "window": [3]}, 7, None, 0),
     ]
+
+
+def test_a_dropped_stream_stays_until_a_checkpoint_and_its_name_may_be_declared_again(catalog):
+    catalog.save_stream("s", {"iri": "http://example.org/s1"}, 3)
+    catalog.save_stream("t", {"iri": "http://example.org/t"}, 4)
+    catalog.drop_stream("s", 6)
+    catalog.drop_stream("s", 6)  # a replay of the log marks it again: nothing changes
+    assert [row.name for row in catalog.streams()] == ["t"]
+    catalog.save_stream("s", {"iri": "http://example.org/s2"}, 8)
+    # a replay of the first declaration (and of a redeclaration before the drop) finds its own row
+    catalog.save_stream("s", {"iri": "http://example.org/s1", "timing": ["p"]}, 3)
+    catalog.save_stream("s", {"iri": "http://example.org/s1", "timing": ["q"]}, 5)
+    assert catalog.streams(include_dropped=True) == [
+        StreamRow("s", {"iri": "http://example.org/s1", "timing": ["q"]}, 3, None, 0, 6),
+        StreamRow("t", {"iri": "http://example.org/t"}, 4, None, 0),
+        StreamRow("s", {"iri": "http://example.org/s2"}, 8, None, 0),
+    ]
+    # checkpoint 7 saw the first "s" dropped, so its progress goes to "t" only; the new "s" is after it
+    catalog.record_checkpoint(7, "/data/cp7", 0, [], {"t": (100, 2)}, {})
+    assert [(row.name, row.declared_lsn, row.watermark_ms) for row in catalog.streams(include_dropped=True)] \
+        == [("t", 4, 100), ("s", 8, None)]
+    with pytest.raises(CatalogError, match="no stream 'u' to drop"):
+        catalog.drop_stream("u", 9)
+
+
+def test_a_checkpoint_between_a_drop_and_the_next_declaration_records_the_old_streams_progress(catalog):
+    catalog.save_stream("s", {"iri": "http://example.org/s1"}, 3)
+    catalog.drop_stream("s", 6)
+    catalog.save_stream("s", {"iri": "http://example.org/s2"}, 8)
+    catalog.record_checkpoint(5, "/data/cp5", 0, [], {"s": (1_000, 9)}, {})
+    assert [(row.declared_lsn, row.dropped_lsn, row.watermark_ms, row.triples_total)
+            for row in catalog.streams(include_dropped=True)] == [(3, 6, 1_000, 9), (8, None, None, 0)]
+
+
+def test_forgetting_the_log_undrops_a_stream_and_removes_a_later_declaration_of_its_name(catalog):
+    catalog.save_stream("s", {"iri": "http://example.org/s1"}, 3)
+    catalog.drop_stream("s", 6)
+    catalog.save_stream("s", {"iri": "http://example.org/s2"}, 8)
+    assert catalog.forget_log_from(6) == (["s"], [], [], ["s"])
+    assert catalog.streams(include_dropped=True) == [
+        StreamRow("s", {"iri": "http://example.org/s1"}, 3, None, 0)]
+
+
+def test_a_catalog_of_the_first_schema_is_migrated_with_its_streams(catalog_url, engine):
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), "0001")
+        connection.execute(text("INSERT INTO streams (name, definition, declared_lsn, watermark_ms, "
+                                "triples_total) VALUES ('s', '{}', 3, 1000, 5)"))
+    with Catalog(catalog_url) as migrated:
+        assert migrated.streams() == [StreamRow("s", {}, 3, 1000, 5)]
+        migrated.drop_stream("s", 4)
+        migrated.save_stream("s", {"iri": "x"}, 5)
+        assert [row.dropped_lsn for row in migrated.streams(include_dropped=True)] == [4, None]
+    with engine.begin() as connection:  # back to the first schema: the dropped row goes
+        command.downgrade(alembic_config(connection), "0001")
+        assert list(connection.execute(text("SELECT name, declared_lsn FROM streams"))) == [("s", 5)]
 
 
 def test_queries_are_listed_by_registration_and_dropped_ones_only_when_asked(catalog):

@@ -44,6 +44,23 @@ def test_declare_list_and_describe_streams(client):
     assert client.describe_stream("s2")["timeless"] == [f"{EX}name"]
 
 
+def test_a_stream_is_dropped_once_no_query_reads_it(client, stream):
+    handle = client.register(registration(f"{EX}readings"))
+    with pytest.raises(RivuletError) as refused:
+        client.drop_stream(stream)
+    assert refused.value.status == 409 and repr(handle.name) in refused.value.message
+    with pytest.raises(RivuletError) as moved:
+        client.declare_stream(stream, iri=f"{EX}elsewhere")
+    assert moved.value.status == 409
+    handle.unregister()
+    client.drop_stream(stream)
+    assert client.streams() == []
+    with pytest.raises(RivuletError) as gone:
+        client.drop_stream(stream)
+    assert gone.value.status == 404
+    assert client.declare_stream(stream, iri=f"{EX}readings")["items"] == 0
+
+
 def test_a_few_hundred_items_through_the_writer_give_the_expected_windows(client, stream):
     handle = client.register(registration(f"{EX}readings"))
     assert handle.name == "per_sensor"
@@ -66,6 +83,7 @@ def test_a_few_hundred_items_through_the_writer_give_the_expected_windows(client
     for number, window in enumerate(got, 1):
         end = readings.close_of(number)
         assert (window.start_ms, window.end_ms) == (end - readings.WINDOW_MS, end)
+        assert [(w["start_ms"], w["end_ms"]) for w in window.windows] == [(end - readings.WINDOW_MS, end)]
         assert window.variables == ["sensor", "n", "total"]
         assert sorted_rows(window.rows) == expected_rows(number), f"window {number}"
         assert window.bindings[0]["n"]["datatype"].endswith("#integer")

@@ -36,13 +36,20 @@ def test_an_event_source_gets_each_window_as_it_closes(recorded):
 
         def scenario(page):
             page.goto(f"{site}/index.html?events={server.url}/queries/high_water/events")
+            # wait in the page, not in a Python loop: the test's route handler
+            # (loopback only) lets the EventSource's request go only while
+            # Playwright is being called, so a loop of HTTP polls here held it back
+            # (the flaky failure of earlier full runs: the request reached the
+            # server once the poll gave up). Open (1) means the server answered,
+            # which it does once the subscriber is registered.
             try:
-                streams.wait_for_subscribers(server.url, 1)
-            except AssertionError as exc:  # say what the page saw: it has been flaky in full runs
+                page.wait_for_function("window.source && window.source.readyState === 1", timeout=45_000)
+            except Exception as exc:
                 state = page.evaluate("({ready: window.source && window.source.readyState, "
                                       "failures: window.failures})")
-                raise AssertionError(f"{exc}; the page's EventSource: {state}; the server saw: "
-                                     f"{server.show()}") from None
+                raise AssertionError(f"the page's EventSource did not open ({exc}): {state}; the server "
+                                     f"saw: {server.show()}") from None
+            streams.wait_for_subscribers(server.url, 1)
             for count, batch in enumerate(streams.WINDOW_BATCHES, start=1):
                 streams.post(server.url, batch)
                 page.wait_for_function(f"window.received.length >= {count}", timeout=20_000)

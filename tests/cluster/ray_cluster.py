@@ -37,12 +37,22 @@ class ClusterStores:
                                    group=group)
         self.calls = RayShardCalls(self.actors)
         self._current = first
+        #: the store made last (closed when the next one is made: its log and connections)
+        self._store: Store | None = None
 
     def new_store(self) -> Store:
+        self._close_store()
         directory = self.root / f"store-{next(_counter)}"
         self.calls.fork({k: ("reset", (str(directory),)) for k in range(self.calls.shards)})
         self._current = directory
-        return open_cluster_store(self.calls, directory, None, sync=False, transport=self.transport)
+        self._store = open_cluster_store(self.calls, directory, None, sync=False, transport=self.transport)
+        return self._store
+
+    def _close_store(self) -> None:
+        if self._store is not None:
+            self._store.quad_store.close()
+            self._store = None
 
     def stop(self) -> None:
+        self._close_store()
         self.calls.stop()

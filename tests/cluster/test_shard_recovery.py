@@ -142,7 +142,7 @@ def test_the_coordinators_log_keeps_only_what_shards_have_not_checkpointed(tmp_p
     servers[2].checkpoint()  # at commit 3: every shard is past commit 2
     store.update(f'INSERT DATA {{ <{EX}d> <{EX}p> "fourth" }}')
     assert log.compacted.version == 2
-    assert [version for version, _, _ in log.records()] == [3, 4]
+    assert [version for version, *_ in log.records()] == [3, 4]
     changed = dict(store.quad_store._changed_at)
     ids = {term: store.terms.lookup(term) for term in (IRI(f"{EX}a"), Literal("first"), IRI(f"{EX}d"))}
     before = contents(store)

@@ -2,8 +2,8 @@
 
 The LSBench streams and stored graphs (small), LSBench's L1-L6 and queries
 of other shapes (a stream's own stored graph read as of each close, timing
-data, a count window, f:timestamp, RSP-QL, ISTREAM, a shared group, a scan,
-a REGISTER STREAM feeding another query) are run on one node and on three
+data, a count window, f:timestamp, RSP-QL, ISTREAM, a shared group, windows
+of different STEPs, a scan, a REGISTER STREAM feeding another query) are run on one node and on three
 in-process shards, window for window. Midway, one shard writes a checkpoint,
 and later it is replaced by a new server recovered from its directory (as
 after its process was killed): the windows after it are still one node's.
@@ -73,6 +73,11 @@ OTHER_QUERIES = {
                 "WHERE { sibu:u6496 sib:like ?post }",
     "shared_b": f"REGISTER QUERY shared_b AS {PREFIXES}SELECT ?post FROM STREAM <{LIKES}> {WINDOW} "
                 f"WHERE {{ <{USER}u4732> sib:like ?post }}",
+    # windows of different STEPs: each holds its latest window closed by the instant
+    "two_steps": f"REGISTER QUERY two_steps AS {PREFIXES}SELECT ?user ?post "
+                 f"FROM STREAM <{LIKES}> [RANGE 700ms STEP 300ms] "
+                 f"FROM STREAM <{POSTS}> [RANGE 1s STEP 200ms] "
+                 "WHERE { ?user sib:like ?post . ?creator sioc:creator_of ?post }",
     # nothing bound: a scan of every shard
     "scan": f"REGISTER QUERY scan AS SELECT ?p (COUNT(*) AS ?n) FROM STREAM <{POSTS}> {WINDOW} "
             "WHERE { ?s ?p ?o } GROUP BY ?p",
@@ -117,7 +122,7 @@ def _run(store: Store, batches: list, on_batch=None, incremental: str = "auto",
 def _event(event) -> tuple:
     rows = sorted(tuple(map(str, row)) for row in event.rows or ())
     triples = sorted(tuple(map(str, t)) for t in event.triples or ())
-    return event.sequence, event.start_ms, event.end_ms, rows, triples
+    return event.sequence, event.start_ms, event.end_ms, rows, triples, event.windows
 
 
 @pytest.mark.parametrize("incremental", ["never", "always"])
@@ -128,7 +133,7 @@ def test_windows_on_three_shards_equal_one_nodes_through_a_shard_restart(lsbench
     reference.load(path)
     expected = _run(reference, batches)
     for name, events in expected.items():
-        assert events and any(rows or triples for _, _, _, rows, triples in events), name
+        assert events and any(rows or triples for _, _, _, rows, triples, _ in events), name
 
     store, calls = local_cluster_store(tmp_path)
     store.load(path)
@@ -188,5 +193,5 @@ def test_shards_free_what_no_window_reads(lsbench, tmp_path):
     engine.heartbeat("poststream", FINAL_MS)
     engine.ingest("poststream", [(FINAL_MS, last[1])])
     assert held(posts.number) == len(last[1]) == len(posts.log)
-    logged = [op.kind for _, _, ops in store.quad_store.coordinator_log.records() for op in ops]
+    logged = [op.kind for _, _, ops, _ in store.quad_store.coordinator_log.records() for op in ops]
     assert "log" not in logged and "append" in logged

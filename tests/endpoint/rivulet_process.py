@@ -4,6 +4,7 @@ with its standard error kept for the tests that read the server's log."""
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -25,9 +26,11 @@ def free_port() -> int:
 class RivuletProcess:
     """``rivulet serve OPTIONS... --port P``; ``url`` once it listens.
     Standard error is read by a thread into ``stderr_lines`` (a full pipe
-    would stall the server)."""
+    would stall the server). ``open_files``: the process's limit of open
+    file descriptors (RLIMIT_NOFILE), when given."""
 
-    def __init__(self, *options: str, command: tuple[str, ...] = ("serve",)) -> None:
+    def __init__(self, *options: str, command: tuple[str, ...] = ("serve",),
+                 open_files: int | None = None) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.stderr_lines: list[str] = []
@@ -36,6 +39,8 @@ class RivuletProcess:
             [sys.executable, "-m", "endpoint.cli", *command, "--port", str(port), *options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(REPO)},
+            preexec_fn=None if open_files is None else lambda: resource.setrlimit(
+                resource.RLIMIT_NOFILE, (open_files, open_files)),
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

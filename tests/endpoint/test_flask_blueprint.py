@@ -94,6 +94,10 @@ SAME_ANSWERS = [
     ("POST", "/streams/s", {}, {"X-Timestamp": "10"}, b"<http://x/a> <http://x/b> <http://x/c> ."),
     ("POST", "/streams/s", {}, {}, b"<http://x/a> <http://x/b> ."),
     ("GET", "/streams/nope", {}, {}, None),
+    ("PUT", "/streams/s", {}, {}, b'{"iri": "http://x/elsewhere"}'),
+    ("DELETE", "/streams/s", {}, {}, None),
+    ("DELETE", "/streams/s", {}, {}, None),
+    ("POST", "/streams/s", {}, {"X-Timestamp": "2000"}, b""),
     ("POST", "/queries", {}, {"Content-Type": "image/png"}, b"x"),
     ("POST", "/queries", {}, {"Content-Type": "application/sparql-query"}, b"REGISTER QUERY"),
     ("DELETE", "/queries/nope", {}, {}, None),
@@ -253,3 +257,36 @@ def test_the_blueprint_under_gunicorn_answers_queries_and_streams_windows(tmp_pa
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_blueprint_bounds_updates_and_the_windows_of_the_engine_it_makes():
+    """A backtracking REGEX in an update, and in a window of the stream
+    engine the blueprint makes itself, stop at the settings' time limit."""
+    store = Store()
+    app = Flask("rivulet-bounds")
+    app.register_blueprint(rivulet_blueprint(store, Settings(query_timeout=0.5)))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    poison, ns = "a" * 120 + "!", "http://example.org/"
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.server_port}", timeout=30) as http:
+            text = f'INSERT {{ <{ns}u> <{ns}m> ?m }} WHERE {{ BIND(REGEX("{poison}", "^(a|aa)+$") AS ?m) }}'
+            update = http.post("/sparql", data={"update": text})
+            assert update.status_code == 503 and "update cancelled" in update.text
+            assert "nothing was changed" in update.text and not len(store)
+            assert http.put("/streams/s", json={"iri": f"{ns}s"}).status_code == 201
+            text = (f"REGISTER QUERY q AS SELECT ?o FROM STREAM <{ns}s> [RANGE 1s STEP 1s] "
+                    'WHERE { ?s ?p ?o FILTER(REGEX(STR(?o), "^(a|aa)+$")) }')
+            registered = http.post("/queries", content=text,
+                                   headers={"Content-Type": "application/sparql-query"})
+            assert registered.status_code == 201
+            item = http.post("/streams/s", content=f'<{ns}x> <{ns}p> "{poison}" .\n',
+                             headers={"Content-Type": "application/n-triples", "X-Timestamp": "100"})
+            assert item.status_code == 202
+            heartbeat = http.post("/streams/s", headers={"X-Timestamp": "1000"})
+            assert heartbeat.status_code == 202 and heartbeat.json()["windows_failed"] == 1
+            assert http.get("/queries/q").json()["last_error"]["reason"] == "time_limit"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)

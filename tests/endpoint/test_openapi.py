@@ -122,9 +122,13 @@ def test_the_statuses_and_json_are_the_servers_own(url):
     assert [e.message for e in Draft202012Validator(event_schema).iter_errors(windows[0])] == []
     check(http.get(f"{url}/queries/q"), queries, "get", 200)
     check(http.get(f"{url}/queries/nope/events"), events, "get", 404)
+    check(http.delete(f"{url}/streams/s"), stream, "delete", 409)  # q reads it
     check(http.delete(f"{url}/queries/q"), queries, "delete", 204)
     check(http.delete(f"{url}/queries/q"), queries, "delete", 404)
     check(http.get(f"{url}/queries/q"), queries, "get", 404)
+    check(http.put(f"{url}/streams/s", json={"iri": f"{EX}elsewhere"}), stream, "put", 409)
+    check(http.delete(f"{url}/streams/s"), stream, "delete", 204)
+    check(http.delete(f"{url}/streams/s"), stream, "delete", 404)
 
     for path in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
         check(http.get(f"{url}{path}"), path, "get", 200)
@@ -136,6 +140,8 @@ def test_refused_writes_are_documented(serve):
     check(http.put(f"{url}/streams/s"), "/streams/{name}", "put", 401)
     check(http.post(f"{url}/queries", content="x"), "/queries", "post", 401)
     check(http.delete(f"{url}/queries/q"), "/queries/{name}", "delete", 401)
+    check(http.delete(f"{url}/streams/s"), "/streams/{name}", "delete", 401)
     read_only = serve(read_only=True)
     check(http.put(f"{read_only}/streams/s"), "/streams/{name}", "put", 403)
     check(http.post(f"{read_only}/streams/s", content=b""), "/streams/{name}", "post", 403)
+    check(http.delete(f"{read_only}/streams/s"), "/streams/{name}", "delete", 403)

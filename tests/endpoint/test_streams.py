@@ -118,7 +118,6 @@ def test_a_stalled_subscriber_is_dropped_without_slowing_the_others(server, monk
     from endpoint import continuous_routes
 
     monkeypatch.setattr(continuous_routes, "SUBSCRIBER_QUEUE", 8)
-    monkeypatch.setattr(continuous_routes, "SEND_TIMEOUT", 1)
     register(server, f"REGISTER QUERY everything AS SELECT * FROM STREAM <{EX}s> [RANGE 1s STEP 1s] "
                      "WHERE { ?s ?p ?o }")
     host, port = server.removeprefix("http://").split(":")

@@ -14,8 +14,12 @@ run on their own:
   rewrites ``docs/conformance-http.md``.
 * :mod:`tests.harness.csrbench`: CSRBench's items, queries and expected
   windows, for tests/stream/test_csrbench_engine.py and the HTTP stream tests.
+* :mod:`tests.harness.citybench`: CityBench's queries whose windows have
+  different STEPs, with observations generated in its shape, for
+  tests/stream/test_multi_step_windows.py and the HTTP window tests.
 
-The suites are read from ``../shared/conformance`` beside the checkout; when
+The suites are read from ``../shared/conformance`` (CityBench from
+``../shared/datasets``) beside the checkout; when
 it is absent the tests that need them skip and the commands say so. The
 LSBench drivers are benchmarks (``benchmarks/lsbench_*.py``), not harnesses.
 """

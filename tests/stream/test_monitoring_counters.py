@@ -55,6 +55,20 @@ def test_a_dropped_subscriber_is_counted_once():
     assert broadcast.dropped == 1
 
 
+def test_a_subscriber_cut_off_for_stalled_sends_is_counted_and_one_that_leaves_is_not():
+    broadcast = Broadcast(retain=10)
+    overflowed = broadcast.subscribe(capacity=1)
+    stalled, leaving = broadcast.subscribe(), broadcast.subscribe()
+    for sequence in range(1, 3):
+        broadcast.publish(WindowEvent("q", sequence, 0, 1000, "SELECT", []))
+    assert broadcast.dropped == 1
+    broadcast.unsubscribe(overflowed, stalled=True)  # already counted when its queue overflowed
+    broadcast.unsubscribe(stalled, stalled=True)
+    broadcast.unsubscribe(leaving)
+    broadcast.unsubscribe(stalled, stalled=True)  # a second call changes nothing
+    assert (broadcast.dropped, len(broadcast)) == (2, 0)
+
+
 def test_histogram_buckets_hold_durations_at_most_their_bound():
     histogram = SecondsHistogram()
     for seconds in (0.00005, 0.0001, 0.0002, 1.0, 31.0):

@@ -4,8 +4,9 @@ An operator is a function ``(node, cx) -> Solutions`` for one algebra class;
 the dispatch table of them is built by :mod:`engine.sparql.exec.executor` and handed
 to the context, so operator modules only depend on this module, never on
 each other's dispatch. :meth:`ExecutionContext.run` polls ``should_stop``
-before every operator: a query over its time limit or whose client went away
-stops within one operator's work.
+and the evaluation's checkpoint (:func:`engine.store.checkpoint`) before
+every operator: a query over its time limit or whose client went away, a
+window or an update over its own, stops within one operator's work.
 """
 
 from __future__ import annotations
@@ -19,18 +20,12 @@ from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import EvalContext
 from engine.sparql.plan import CostModel
-from engine.store import Graph
+from engine.store import Graph, QueryCancelled, checkpoint
 
 #: a SERVICE call: the node and the query's terms in, the remote solutions out
 ServiceCall = Callable[[A.Service, QueryTerms], Solutions]
 #: an operator: ``(node, cx)`` to the solutions of one kind of algebra node
 Operator = Callable[..., Solutions]
-
-
-class QueryCancelled(Exception):
-    """The query was stopped from outside (time limit, client gone)."""
-
-    status = 503
 
 
 class ExecutionContext:
@@ -60,6 +55,7 @@ class ExecutionContext:
         """The solutions of ``node``, by its operator, unless the query was stopped."""
         if self.should_stop is not None and self.should_stop():
             raise QueryCancelled("query cancelled")
+        checkpoint()  # the evaluation's own bound (a window's, an update's time limit)
         return self._operators[node.__class__](node, self)
 
     @contextmanager

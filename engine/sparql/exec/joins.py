@@ -3,7 +3,9 @@
 Each runs both sides and combines whole columns with the relational steps of
 :mod:`engine.sparql.exec.solutions`. Where the planner allows a bind join
 (:func:`engine.sparql.plan.bind_join_applies`), the right-hand BGP instead
-continues from the left side's solutions, so it is never matched everywhere.
+continues from the left side's solutions, so it is never matched everywhere;
+a right-hand property path likewise starts from the values the left side
+binds to one of its ends.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from engine.sparql import algebra as A
 from engine.sparql.exec.bgp import extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.evaluation import truth_mask
+from engine.sparql.exec.paths import extend_through_path
 from engine.sparql.exec.service import services_of
 from engine.sparql.exec.solutions import Solutions, concat, join, join_pairs, left_outer, merge, minus
 from engine.sparql.plan import bind_join_applies
@@ -35,6 +38,11 @@ def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
     if bind_join_applies(left.columns, right):
         # graph exploration continues from the rows found so far (bind join)
         return extend_through_bgp(right, cx, left)
+    if isinstance(right, A.PathPattern):
+        # a path followed from the values found so far, not between all nodes
+        extended = extend_through_path(right, cx, left)
+        if extended is not None:
+            return extended
     if isinstance(right, A.Service) and isinstance(right.endpoint, Variable):
         return join(left, services_of(right, left, cx))
     return join(left, cx.run(right))

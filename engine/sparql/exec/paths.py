@@ -3,9 +3,8 @@
 The core step is :func:`reach`: from a column of start nodes, follow a path
 one way or the other and return every (start index, end node) pair. Links
 read the store's neighbour lists; sequences chain steps; alternatives
-concatenate; ``*``/``+`` run a breadth-first search where each level is one
-vectorised step for the whole frontier, with visited (start, node) pairs kept
-as packed int64 keys so that cycles end the search.
+concatenate; ``*``/``+`` run the breadth-first search of
+:mod:`engine.sparql.exec.path_closure`, in time linear in the edges it visits.
 """
 
 from __future__ import annotations
@@ -15,13 +14,11 @@ import numpy as np
 from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.path_closure import Closure, closure_rows
+from engine.sparql.exec.path_steps import step_one
 from engine.sparql.exec.query_terms import QueryTerms
-from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.solutions import Solutions, join
 from engine.store import EMPTY, Graph
-
-
-def _pair_keys(start_idx: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    return (start_idx << 32) | (nodes & 0xFFFFFFFF)
 
 
 def reach(
@@ -81,34 +78,24 @@ def _negated(path: A.PathNegated, nodes, backward: bool, graph: Graph, terms: Qu
 
 
 def _repeat(path: A.PathRepeat, nodes, backward: bool, graph: Graph, terms: QueryTerms):
-    start = np.arange(len(nodes), dtype=np.int64)
-    found_idx = [start] if path.min == 0 else []
-    found_end = [nodes] if path.min == 0 else []
-    if path.max == 1:
+    if path.max == 1:  # ``?``: the node itself and one step, each pair once
         idx, end = reach(path.path, nodes, backward, graph, terms)
-        found_idx.append(idx)
-        found_end.append(end)
-    else:
-        visited = np.zeros(0, dtype=np.int64)
-        frontier_idx, frontier = start, nodes
-        while len(frontier):
-            j, step_end = reach(path.path, frontier, backward, graph, terms)
-            step_idx = frontier_idx[j]
-            keys = _pair_keys(step_idx, step_end)
-            keys, first = np.unique(keys, return_index=True)
-            fresh = ~np.isin(keys, visited, assume_unique=True)
-            first = first[fresh]
-            visited = np.union1d(visited, keys[fresh])
-            frontier_idx, frontier = step_idx[first], step_end[first]
-            found_idx.append(frontier_idx)
-            found_end.append(frontier)
-    if not found_idx:
-        return EMPTY, EMPTY
-    idx = np.concatenate(found_idx)
-    end = np.concatenate(found_end)
-    _, first = np.unique(_pair_keys(idx, end), return_index=True)
-    first.sort()
-    return idx[first], end[first]
+        idx = np.concatenate([np.arange(len(nodes), dtype=np.int64), idx])
+        end = np.concatenate([nodes, end])
+        _, first = np.unique((idx << 32) | (end & 0xFFFFFFFF), return_index=True)
+        return idx[first], end[first]
+    return closure_rows(_closure(path, backward, graph, terms), nodes)
+
+
+def _closure(path: A.PathRepeat, backward: bool, graph: Graph, terms: QueryTerms) -> Closure:
+    """The search for ``path`` (a ``*`` or ``+``) over ``graph``."""
+    inner = path.path
+
+    def many(frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return reach(inner, frontier, backward, graph, terms)
+
+    return Closure(many, step_one(inner, backward, graph, terms), path.min == 0,
+                   len(terms.dictionary) + 1)
 
 
 def _all_nodes(graph: Graph) -> np.ndarray:
@@ -125,12 +112,12 @@ def evaluate_path(node: A.PathPattern, graph: Graph, terms: QueryTerms) -> Solut
     subject, obj = node.subject, node.object
     s_var = subject.name if isinstance(subject, Variable) else None
     o_var = obj.name if isinstance(obj, Variable) else None
+    if s_var is None and o_var is None:
+        return Solutions.unit() if _connects(node.path, terms.encode(subject), terms.encode(obj), graph,
+                                             terms) else Solutions.empty()
     if s_var is None:
         starts = np.array([terms.encode(subject)], dtype=np.int64)
         idx, ends = reach(node.path, starts, False, graph, terms)
-        if o_var is None:
-            hit = bool(np.any(ends == terms.encode(obj)))
-            return Solutions.unit() if hit else Solutions.empty()
         return Solutions({o_var: ends}, len(ends))
     if o_var is None:
         starts = np.array([terms.encode(obj)], dtype=np.int64)
@@ -143,3 +130,63 @@ def evaluate_path(node: A.PathPattern, graph: Graph, terms: QueryTerms) -> Solut
         same = begins == ends
         return Solutions({s_var: begins[same]}, int(np.count_nonzero(same)))
     return Solutions({s_var: begins, o_var: ends}, len(ends))
+
+
+def extend_through_path(node: A.PathPattern, cx: ExecutionContext, left: Solutions) -> Solutions | None:
+    """``left`` joined with the path pattern, the path followed only from the
+    values ``left`` binds to its subject (else its object), each distinct value
+    once, instead of between every pair of the graph's nodes. None when
+    ``left`` binds neither end in every row."""
+    for end, backward in ((node.subject, False), (node.object, True)):
+        column = left.columns.get(end.name) if isinstance(end, Variable) else None
+        if column is None or (column == 0).any():
+            continue
+        starts = np.unique(column)
+        if _matches_empty(node.path):
+            # evaluated alone, the pattern's zero-length matches are the graph's nodes only
+            starts = starts[_in_graph(cx.active, starts)]
+        idx, ends = reach(node.path, starts, backward, cx.active, cx.terms)
+        bound = starts[idx]
+        other = node.subject if backward else node.object
+        if isinstance(other, Variable) and other.name != end.name:
+            return join(left, Solutions({end.name: bound, other.name: ends}, len(ends)))
+        # the other end is a constant, or the same variable: rows that end there
+        keep = ends == (bound if isinstance(other, Variable) else cx.terms.encode(other))
+        return join(left, Solutions({end.name: bound[keep]}, int(np.count_nonzero(keep))))
+    return None
+
+
+def _matches_empty(path: A.Path) -> bool:
+    """Can ``path`` match the empty path (a node to itself without an edge)?"""
+    cls = path.__class__
+    if cls is A.PathRepeat:
+        return path.min == 0 or _matches_empty(path.path)
+    if cls is A.PathInverse:
+        return _matches_empty(path.path)
+    if cls is A.PathSequence:
+        return all(_matches_empty(p) for p in path.steps)
+    if cls is A.PathAlternative:
+        return any(_matches_empty(p) for p in path.options)
+    return False
+
+
+#: at most this many nodes are looked up one by one (a count each); more are
+#: looked up in the graph's node list, what evaluating the pattern alone reads
+FEW_NODES = 64
+
+
+def _in_graph(graph: Graph, nodes: np.ndarray) -> np.ndarray:
+    """Which of the distinct ``nodes`` are the subject or object of a triple."""
+    if len(nodes) > FEW_NODES:
+        return np.isin(nodes, _all_nodes(graph))
+    return np.array([v > 0 and (graph.count(v, None, None) > 0 or graph.count(None, None, v) > 0)
+                     for v in nodes.tolist()], dtype=bool)
+
+
+def _connects(path: A.Path, start: int, end: int, graph: Graph, terms: QueryTerms) -> bool:
+    """Does ``path`` lead from ``start`` to ``end``? A ``*`` or ``+`` stops
+    searching once it reaches ``end``."""
+    if path.__class__ is A.PathRepeat and path.max is None:
+        return end in _closure(path, False, graph, terms).from_one(start, target=end)
+    _, ends = reach(path, np.array([start], dtype=np.int64), False, graph, terms)
+    return bool(np.any(ends == end))

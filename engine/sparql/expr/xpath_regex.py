@@ -9,20 +9,25 @@ compiled result is cached, because the same pattern is applied to every row.
 
 Matching uses the ``regex`` module rather than ``re`` because a backtracking
 match can take exponential time (``^(a|aa)+$`` over forty letters), and only
-``regex`` can stop a match part way: each match runs for a time slice with
-the GIL released, and when the slice runs out the query's checkpoint is
-asked whether to go on (it raises past the time limit or when the client
-left). Slices double, so a long match costs at most twice its own time.
+``regex`` can stop a match part way: a match first runs for a short slice
+(:data:`FIRST_SLICE`) with the GIL released. Nearly every match ends within
+it. One that does not goes on in a helper thread, in slices that double (so
+it costs at most twice its own time), while the evaluating thread asks the
+query's checkpoint every :data:`POLL` seconds: past the time limit, when the
+client left or when the server stops, the evaluation raises at once and
+leaves the helper behind, which ends after its current slice. A daemon
+thread, it never keeps the process from exiting.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import threading
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import regex
 
@@ -31,8 +36,14 @@ from engine.store import checkpoint
 
 T = TypeVar("T")
 
-#: seconds a match may run before the query's checkpoint is first asked
+#: seconds a match runs in the evaluating thread before it moves to a helper
 FIRST_SLICE = 0.05
+#: seconds between two questions to the checkpoint while a helper matches
+POLL = 0.05
+
+#: the digits of a ``$N`` group reference (str.isdigit() also takes superscripts,
+#: which int() refuses, and other scripts' digits, which XPath does not)
+_DIGITS = frozenset("0123456789")
 
 _FLAG_BITS = {"s": regex.DOTALL, "m": regex.MULTILINE, "i": regex.IGNORECASE, "x": 0, "q": 0}
 
@@ -176,11 +187,11 @@ def _replacement_parts(replacement: str, groups: int) -> tuple[str | int, ...]:
             text.append(replacement[i + 1])
             i += 2
         elif c == "$":
-            if i + 1 >= n or not replacement[i + 1].isdigit():
+            if i + 1 >= n or replacement[i + 1] not in _DIGITS:
                 raise ExprError("'$' in replacement string must be followed by a digit")
             number = int(replacement[i + 1])
             i += 2
-            while i < n and replacement[i].isdigit() and number * 10 + int(replacement[i]) <= groups:
+            while i < n and replacement[i] in _DIGITS and number * 10 + int(replacement[i]) <= groups:
                 number = number * 10 + int(replacement[i])
                 i += 1
             if text:
@@ -196,15 +207,53 @@ def _replacement_parts(replacement: str, groups: int) -> tuple[str | int, ...]:
 
 
 def _bounded(match: Callable[[float], T]) -> T:
-    """``match(slice)`` with doubling time slices until it finishes, asking
-    the query's checkpoint between slices."""
-    seconds = FIRST_SLICE
-    while True:
+    """``match(slice)``: here for :data:`FIRST_SLICE`, then in a helper
+    thread while this one asks the query's checkpoint (see the module docstring)."""
+    try:
+        return match(FIRST_SLICE)
+    except TimeoutError:
+        checkpoint()
+    return _HelperMatch(match).wait()
+
+
+class _HelperMatch(Generic[T]):
+    """One long match, run by a daemon thread in doubling slices until it
+    finishes or is abandoned (checked between slices)."""
+
+    def __init__(self, match: Callable[[float], T]) -> None:
+        self._match = match
+        self._done = threading.Event()
+        self._abandoned = threading.Event()
+        self._result: T | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._run, name="rivulet-regex", daemon=True).start()
+
+    def _run(self) -> None:
+        seconds = FIRST_SLICE * 2
         try:
-            return match(seconds)
-        except TimeoutError:
-            checkpoint()
-            seconds *= 2
+            while not self._abandoned.is_set():
+                try:
+                    self._result = self._match(seconds)
+                    return
+                except TimeoutError:
+                    seconds *= 2
+        except BaseException as exc:  # handed to the evaluating thread
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def wait(self) -> T:
+        """The match's result (or its error), asking the checkpoint every
+        :data:`POLL` seconds; whatever the checkpoint raises abandons the match."""
+        try:
+            while not self._done.wait(POLL):
+                checkpoint()
+        except BaseException:
+            self._abandoned.set()
+            raise
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 def xpath_matches(text: str, pattern: regex.Pattern) -> bool:

@@ -225,11 +225,14 @@ def decimal_from_float(value: float, single: bool) -> Decimal | None:
 
 XSD_DATE = XSD + "date"
 
+# a year of more than MAX_INTEGER_DIGITS digits is not a value to the engine,
+# as such an integer is not (and Python refuses to convert past 4,300 digits)
+_YEAR = f"(-?[0-9]{{4,{MAX_INTEGER_DIGITS}}})"
 _DATETIME_RE = re.compile(
-    r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?)"
+    _YEAR + r"-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?)"
     r"(Z|[+-][0-9]{2}:[0-9]{2})?"
 )
-_DATE_RE = re.compile(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})(Z|[+-][0-9]{2}:[0-9]{2})?")
+_DATE_RE = re.compile(_YEAR + r"-([0-9]{2})-([0-9]{2})(Z|[+-][0-9]{2}:[0-9]{2})?")
 _FOURTEEN_HOURS = 14 * 3600
 
 

@@ -247,6 +247,8 @@ class RegistrationParser(QueryParser):
         days, hours, minutes, seconds = match.groups()
         if match.group().upper().endswith(("P", "T")):
             raise self.error(f"invalid ISO-8601 duration {match.group()!r}", tok)
+        if any(len(part or "") > 15 for part in match.groups()):  # before Python converts a long number
+            raise self.error("a window size or step is at most 10^15 of its unit", tok)
         whole = (int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)
         return (whole * 60 + Decimal(seconds or 0)) * 1000
 

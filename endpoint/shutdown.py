@@ -1,0 +1,95 @@
+"""Stopping ``rivulet serve`` on SIGTERM (or SIGINT) within its grace period, whatever runs.
+
+uvicorn stops accepting connections at the signal and waits for the
+requests in flight. The signal also begins the server's
+:class:`~engine.store.Shutdown`: a query, update or window still being
+evaluated ``grace`` seconds later stops at its next checkpoint (its request
+is answered 503), which frees its worker thread and its locks. uvicorn
+cancels whatever is left :data:`ANSWER_SECONDS` later, then ``on_stopped``
+runs (it closes the data directory, :class:`CloseOnce`) before the process
+ends; uvicorn then raises the signal again, so the exit status says which
+signal stopped it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from types import FrameType
+
+import uvicorn
+from starlette.applications import Starlette
+
+from engine.store import Shutdown
+
+log = logging.getLogger("rivulet.endpoint")
+
+#: seconds after the grace period for the requests whose evaluation stopped to be answered
+ANSWER_SECONDS = 2.0
+#: uvicorn's exit status when the server could not start
+STARTUP_FAILURE = 3
+#: seconds the data directory waits for a write under way before it is closed
+QUIET_SECONDS = 5.0
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn's server, beginning the application's shutdown at the signal
+    and calling ``on_stopped`` once it has stopped serving."""
+
+    def __init__(self, config: uvicorn.Config, stopping: Shutdown, grace: float,
+                 on_stopped: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.stopping = stopping
+        self.grace = grace
+        self._on_stopped = on_stopped
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # a signal handler: Shutdown.begin only stores a number
+        self.stopping.begin(self.grace)
+        super().handle_exit(sig, frame)
+
+    async def shutdown(self, sockets=None) -> None:
+        try:
+            await super().shutdown(sockets)
+        finally:
+            self._on_stopped()
+
+
+def serve_until_stopped(app: Starlette, grace: float, on_stopped: Callable[[], None], **options) -> None:
+    """Serve ``app`` (made by :func:`endpoint.app.create_app`) with uvicorn
+    ``options`` until a signal stops it, within ``grace`` seconds for the
+    evaluations then running; exit status 3 if it could not start."""
+    options.setdefault("timeout_graceful_shutdown", grace + ANSWER_SECONDS)
+    server = GracefulServer(uvicorn.Config(app, **options), app.state.shutdown, grace, on_stopped)
+    server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
+
+
+class CloseOnce:
+    """Closes the server's durable state once (``close``, of the data
+    directory ``data`` or of the cluster around it; nothing if None), when it
+    has stopped serving: at once if no write is under way, else once it has
+    ended. A write still running after :data:`QUIET_SECONDS` (none should
+    be: evaluations stop at the grace period) is left as a crash would leave
+    it, and the directory is not closed under it: recovery checks the log's
+    tail at the next start."""
+
+    def __init__(self, data, close: Callable[[], None] | None) -> None:
+        self.data = data
+        self._close = close
+        self._done = False
+
+    def __call__(self) -> None:
+        if self._done or self.data is None or self._close is None:
+            return
+        self._done = True
+        for lock in (self.data.engine.lock(), self.data.store.quad_store.write_lock()):
+            if not lock.acquire(timeout=QUIET_SECONDS):
+                log.warning("a write was still running %g s after the server stopped serving; the data "
+                            "directory is left for recovery to check at the next start", QUIET_SECONDS)
+                return
+            lock.release()
+        self._close()
+        log.info("data directory closed: every acknowledged write is on disk")
