@@ -22,6 +22,8 @@ class Actual:
     resumed: dict[str, tuple[int, list[Event]]] = field(default_factory=dict)
     #: what the driver saw that is no difference (an SSE reader the server dropped, say)
     notes: list[str] = field(default_factory=list)
+    #: HTTP: what went wrong unregistering the queries and dropping the streams at the end
+    cleanup: list[str] = field(default_factory=list)
 
 
 def select_result(variables: list[str], rows: list[list[str | None]]) -> Result:

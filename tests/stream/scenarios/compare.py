@@ -94,4 +94,8 @@ def compare(scenario: Scenario, expected: Expected, actual: Actual) -> list[Diff
                     f"missing {sorted(want - got)[:10]}\nextra {sorted(got - want)[:10]}",
                 )
             )
+    if actual.cleanup:
+        differences.append(
+            Difference("cleanup", "queries unregistered, streams dropped", "\n".join(actual.cleanup))
+        )
     return differences

@@ -64,25 +64,12 @@ FEATURES: dict[str, str] = {
 
 #: features the engine gets wrong today, by issue 26's numbered items; the
 #: generators leave them out until the lead switches them on
-KNOWN_BROKEN: dict[str, str] = {
-    "count_item_repeats": "issue 26 item 1: [TRIPLES n] counts rows posted, not the item's graph",
-    "shared_triple": "issue 26 item 2: a triple absorbed by two streams is cut at the first copy's time",
-    "large_batch_asof": "issue 26 item 3: a batch of 16,384+ triples loses its as-of view",
-    "huge_batch_asof": "issue 26 item 3: a batch of 16,384+ triples loses its as-of view (65,536+ here)",
-    "name_collision": "issue 26 item 4: REGISTER STREAM <.../NAME> takes over stream NAME",
-    "different_steps": "issue 26 item 5: windows of one query cannot have different STEPs",
-}
+KNOWN_BROKEN: dict[str, str] = {}
 
 #: features where the contract does not decide the answer yet; the oracle
 #: follows the reading written beside each, and they stay off until
 #: docs/semantics.md says so
-UNSETTLED: dict[str, str] = {
-    "count_cross_item_repeats": "issue 26 item 1 asks to decide what 'the last n triples' means when an "
-    "item repeats an earlier item's triple; the oracle counts it again",
-    "foreign_absorb": "SEMANTICS.md says what a snapshot includes of the query's own streams only; the "
-    "oracle shows everything other streams absorbed so far (docs/semantics.md's "
-    "'a stream of the query' implies it)",
-}
+UNSETTLED: dict[str, str] = {}
 
 #: every feature the generators use by default
 DEFAULT: frozenset[str] = frozenset(FEATURES) - set(KNOWN_BROKEN) - set(UNSETTLED)

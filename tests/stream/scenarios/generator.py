@@ -18,7 +18,7 @@ query's windows never reach the items posted before it was registered.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tests.stream.scenarios.model import (
     XSD,
@@ -873,10 +873,13 @@ class Generator:
             )
         self.register(consumer)
         if self.has("name_collision") and rng.random() < 0.5:
-            # a stream declared later under the name the engine may have derived for the output
+            # a stream declared later under the name the engine derived for the output, then
+            # under a free one
             name = output.rsplit("/", 1)[-1]
             if name not in {s.spec.name for s in self.streams}:
                 spec = StreamSpec(name, f"{self.ns}stream/late-{name}", f"{self.ns}stream/late-{name}")
+                self.ops.append(Declare(spec))  # refused (409) while the output has the name
+                spec = replace(spec, name=f"late-{name}")
                 self.ops.append(Declare(spec))
                 stream = _Stream(spec, ["p", "q", "r", "val"], clock=self.start)
                 self.streams.append(stream)

@@ -107,7 +107,7 @@ def _apply(engine: StreamEngine, op, subscriptions: dict, actual: Actual) -> str
             assert isinstance(op, Reconnect)  # an HTTP matter
     except StreamError as error:
         status = getattr(error, "status", 400)
-        if isinstance(op, Post) and status in REFUSED:
+        if isinstance(op, (Post, Declare)) and status in REFUSED:
             return "refused"
         return f"error {status}: {error}"
     except Exception as error:  # noqa: BLE001 - any crash is a finding, reported with the scenario

@@ -170,7 +170,8 @@ class Oracle:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.streams: dict[str, _Stream] = {}  # by IRI
-        self.names: dict[str, str] = {}  # stream name -> IRI
+        self.names: dict[str, str] = {}  # stream name -> IRI (declared streams: clients post to these)
+        self.taken: dict[str, str] = {}  # every stream's name -> IRI, output streams' derived names too
         self.static: dict[str | None, set[Triple]] = {g: set(t) for g, t in scenario.static.items()}
         #: graph -> stream IRI -> (timestamps, triples) absorbed, in time order
         self.absorbed: dict[str, dict[str, tuple[list[int], list[Triple]]]] = {}
@@ -187,9 +188,12 @@ class Oracle:
     def _declare(self, spec: StreamSpec, is_output: bool = False) -> None:
         """A stream, by IRI; only declared streams have a name clients post to
         (an output stream is known by its IRI alone)."""
+        if is_output and spec.iri not in self.streams:
+            self.taken[_derived_name(spec.iri, self.taken)] = spec.iri
         self.streams[spec.iri] = _Stream(spec, is_output)
         if not is_output:
             self.names[spec.name] = spec.iri
+            self.taken[spec.name] = spec.iri
         self.absorbers.setdefault(spec.graph, set()).add(spec.iri)
 
     def run(self) -> Expected:
@@ -208,6 +212,8 @@ class Oracle:
             output_names = {_local_name(q.spec.output) for q in self.queries if q.spec.output}
             if op.stream.name in output_names:
                 self.expected.exercised.add("name_collision")
+            if self.taken.get(op.stream.name, op.stream.iri) != op.stream.iri:
+                return "refused"  # a name is one stream's (an output's derived name too): 409
             self._declare(op.stream)
         elif isinstance(op, Update):
             target = self.static.setdefault(op.graph, set())
@@ -508,6 +514,16 @@ def _next_instant(spec: QuerySpec, after: int) -> int:
 
 def _local_name(iri: str) -> str:
     return iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+
+def _derived_name(iri: str, taken: dict[str, str]) -> str:
+    """The name docs/semantics.md gives the stream a ``REGISTER STREAM``
+    declares: its IRI's last segment, or the first free ``NAME-2``, ``NAME-3``, ..."""
+    name, suffix = _local_name(iri), 2
+    candidate = name
+    while candidate in taken:
+        candidate, suffix = f"{name}-{suffix}", suffix + 1
+    return candidate
 
 
 def expect(scenario: Scenario) -> Expected:

@@ -8,7 +8,16 @@ import random
 
 import pytest
 
-from tests.stream.scenarios.model import Post, QuerySpec, Register, Scenario, StreamSpec, Update, Window
+from tests.stream.scenarios.model import (
+    Declare,
+    Post,
+    QuerySpec,
+    Register,
+    Scenario,
+    StreamSpec,
+    Update,
+    Window,
+)
 from tests.stream.scenarios.oracle import Ambiguous, Oracle, expect
 
 EX = "http://example.org/"
@@ -341,3 +350,16 @@ def test_an_empty_window_is_still_a_graph_of_the_dataset():
         ],
     )
     assert [r for _, _, r in windows_of(scenario, "q")] == ["True", "True"]
+
+
+def test_a_name_is_one_streams_an_outputs_derived_name_too():
+    producer = query("p", f"CONSTRUCT {{ ?s {iri('hot')} ?o }}", f"?s {iri('p')} ?o",
+                     [window("a", 1000, 1000)], form="CONSTRUCT", output="http://x/out/a")
+    taken_by_output = StreamSpec("a-2", EX + "late", EX + "late")
+    free = StreamSpec("late", EX + "late", EX + "late")
+    scenario = Scenario(
+        0, frozenset(), (stream("a"),), {},
+        [Register(producer), Declare(taken_by_output), Declare(free), Declare(stream("a"))],
+    )
+    # the output <http://x/out/a> is named a-2 (a is taken); a redeclaration of a is no collision
+    assert expect(scenario).outcomes == ["ok", "refused", "ok", "ok"]

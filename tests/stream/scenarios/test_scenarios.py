@@ -50,9 +50,12 @@ def test_http_scenarios_match_the_oracle():
         # the HTTP-only features on in every one of these few scenarios
         force = frozenset({"http_resume", "http_single_items", "late_items"})
         outcomes = [check_seed(seed, features.DEFAULT, driver, f"h{seed}", force) for seed in seeds]
+        # each scenario dropped its streams at its end: the server holds none of them
+        left = server.client.get(f"{server.url}/streams").json()["streams"]
     finally:
         server.stop()
     _assert_all_pass(outcomes)
+    assert left == [], [stream["name"] for stream in left]
     assert sum(o.windows for o in outcomes) >= 100
 
 
