@@ -224,8 +224,11 @@ def _clean_up(http: httpx.Client, url: str, scenario: Scenario, readers: dict[st
     iris = {s.iri for s in scenario.streams}
     iris |= {op.stream.iri for op in scenario.ops if isinstance(op, Declare)}
     iris |= {op.query.output for op in scenario.ops if isinstance(op, Register) and op.query.output}
+    # an RSP-QL CONSTRUCT registered under a name (not an IRI) writes the stream
+    # of that name under the server's base
+    names = {op.query.event_name for op in scenario.ops if isinstance(op, Register)}
     for stream in http.get(f"{url}/streams").json()["streams"]:
-        if stream["iri"] in iris:
+        if stream["iri"] in iris or stream["iri"].rsplit("/", 1)[-1] in names:
             name = stream["name"]
             response = http.delete(f"{url}/streams/{quote(name, safe='')}")
             if response.status_code != 204:
