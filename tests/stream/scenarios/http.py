@@ -27,9 +27,12 @@ from tests.stream.scenarios.oracle import Event, Expected, Result
 from tests.stream.scenarios.terms import canonical, from_sparql_json
 
 BATCH = "application/x-timestamped-ntriples"
-#: seconds to wait for the events a scenario expects (they are queued before
-#: the POST that fired them is answered, so this only bounds a failure)
+#: seconds to wait for the events a scenario expects with none arriving (they
+#: are queued before the POST that fired them is answered, so this only bounds
+#: a failure); while they come (a window of 20,000 rows is megabytes of JSON,
+#: slow to read on a loaded machine) the wait goes on, up to EVENT_WAIT_MAX
 EVENT_WAIT = 10.0
+EVENT_WAIT_MAX = 120.0
 #: after the expected count arrived: how long extra events get to show up
 QUIET = 0.2
 
@@ -147,12 +150,16 @@ class _Reader:
     def events(self, expected: int) -> list[Event]:
         if self.reader is None:
             self.resume()
-        deadline = time.monotonic() + EVENT_WAIT
+        started = time.monotonic()
+        deadline, count = started + EVENT_WAIT, 0
         while len(self.seen) + len(self.reader.events) < expected and time.monotonic() < deadline:
             if self.final and self.reader.ended.is_set():
                 break
             time.sleep(0.01)
             self.tick()
+            if len(self.seen) + len(self.reader.events) > count:  # still coming
+                count = len(self.seen) + len(self.reader.events)
+                deadline = min(time.monotonic() + EVENT_WAIT, started + EVENT_WAIT_MAX)
         time.sleep(QUIET)
         self.reader.close()
         data = self.seen + [data for _, _, data in list(self.reader.events)]
@@ -196,7 +203,7 @@ def run(scenario: Scenario, expected: Expected, server: Server) -> Actual:
             if count >= 2 and live and "http_resume" in scenario.features:
                 after = count // 2
                 late = SSEReader(readers[name].url, last_event_id=str(after))
-                events = late.wait_for(count - after, EVENT_WAIT)
+                events = late.wait_for(count - after, EVENT_WAIT_MAX)  # returns once all came
                 time.sleep(QUIET)
                 late.close()
                 actual.resumed[name] = (after, [to_event(d, readers[name].form) for d in events])
