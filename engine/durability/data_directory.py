@@ -76,6 +76,7 @@ from engine.rdf import format_term, parse_term
 from engine.store import Change
 from engine.stream import StreamDefinition, StreamEngine
 from engine.stream.running_query import QueryProgress
+from engine.stream.spelled_batch import SpelledBatch
 
 log = logging.getLogger("rivulet.durability")
 
@@ -219,14 +220,14 @@ class DataDirectory:
     def wait_durable(self, position: int) -> None:
         self.wal.wait_durable(position)
 
-    def log_batch(self, name: str, items: list) -> int:
+    def log_batch(self, name: str, batch: SpelledBatch) -> int:
         ledger: BatchLedger | None = None if self.keeps_store else self.store.quad_store
         if ledger is not None:
             ledger.before_batch()
-        lsn = self._append(records.batch_record(name, items))
+        lsn = self._append(records.batch_record(name, batch))
         if ledger is not None:  # the record decides: on disk before the commit it decides
             self.wal.wait_durable(lsn)
-            ledger.batch_logged(lsn, any(len(triples) for _, triples in items))
+            ledger.batch_logged(lsn, bool(batch.counts.any()))
         return lsn
 
     def log_declare(self, definition: StreamDefinition) -> int:

@@ -18,14 +18,14 @@ name), ``register`` (``t``: text, ``b``: base), ``unregister`` (``n``: name).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import orjson
 
-from engine.rdf import format_term, parse_lines, parse_term, serialize_triples, string_buffers
+from engine.rdf import format_term, parse_lines, parse_term, string_buffers
 from engine.store import DEFAULT_GRAPH, Change, QuadStore
 from engine.stream import StreamDefinition
+from engine.stream.batch_scan import scan_body
+from engine.stream.spelled_batch import SpelledBatch
 
 
 def ntriples_of_ids(terms, s: np.ndarray, p: np.ndarray, o: np.ndarray, suffix: str = ".\n") -> bytes:
@@ -57,8 +57,17 @@ def transaction_record(terms, changes: list[Change]) -> bytes:
     return orjson.dumps({"k": "tx", "c": encoded})
 
 
-def batch_record(name: str, items: list[tuple[int, Sequence]]) -> bytes:
-    spelled = [[ts, serialize_triples(triples, "nt").decode()] for ts, triples in items]
+def batch_record(name: str, batch: SpelledBatch) -> bytes:
+    """The record of a stamped batch: its items' N-Triples are assembled
+    from the spellings the body brought (no Python step per triple), the
+    same text the graph writer would spell from terms."""
+    lines, ends = batch.terms.ntriples()
+    bounds = np.zeros(len(ends) + 1, dtype=np.int64)
+    bounds[1:] = ends
+    last = np.cumsum(batch.counts)
+    cuts = bounds[np.concatenate([[0], last])].tolist()
+    text = lines.tobytes()
+    spelled = [[ts, text[cuts[k] : cuts[k + 1]].decode()] for k, ts in enumerate(batch.times.tolist())]
     return orjson.dumps({"k": "batch", "s": name, "i": spelled})
 
 
@@ -82,9 +91,18 @@ def decode(payload: bytes) -> dict:
     return orjson.loads(payload)
 
 
-def batch_items(record: dict) -> list[tuple[int, list]]:
-    """The items of a ``batch`` record, as the stream engine ingests them."""
-    return [(int(ts), [(s, p, o) for _, (s, p, o, _g) in parse_lines(text)]) for ts, text in record["i"]]
+def batch_items(record: dict) -> SpelledBatch:
+    """The items of a ``batch`` record, as the stream engine ingests them:
+    read in array steps (:mod:`~engine.stream.batch_scan`) when they are in
+    the plain form the log writes, else parsed line by line."""
+    times = np.array([ts for ts, _ in record["i"]], dtype=np.int64)
+    texts = [text for _, text in record["i"]]
+    scanned = scan_body("".join(texts).encode(), timestamped=False)
+    if scanned is None:
+        return SpelledBatch.of_items([(int(ts), [(s, p, o) for _, (s, p, o, _g) in parse_lines(text)])
+                                      for ts, text in record["i"]])
+    counts = np.array([text.count("\n") for text in texts], dtype=np.int64)
+    return SpelledBatch(times, counts, scanned[2], np.zeros(len(times), dtype=bool))
 
 
 def apply_transaction(quad_store: QuadStore, record: dict) -> None:

@@ -57,11 +57,13 @@ from engine.rdf.spelled_quads import (
     SpelledQuads,
     arrow_positions,
     canonical_spellings,
+    first_after,
     spelling_kinds,
     spelling_numbers,
     split_nquads,
     string_buffers,
 )
+from engine.rdf.spelled_terms import SpelledTerms
 from engine.rdf.terms import (
     DECIMAL_FORM,
     DOUBLE_FORM,
@@ -138,6 +140,8 @@ __all__ = [
     "canonical_nquads",
     "from_oxigraph",
     "SpelledQuads",
+    "SpelledTerms",
+    "first_after",
     "arrow_positions",
     "canonical_spellings",
     "spelling_kinds",

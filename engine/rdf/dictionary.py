@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from engine.rdf.ntriples import parse_term
+from engine.rdf.spelled_terms import SpelledTerms
 from engine.rdf.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, numeric_value
 
 if TYPE_CHECKING:
@@ -42,6 +43,10 @@ class TermDictionary(Protocol):
 
     def encode_many(self, terms: list[Term]) -> np.ndarray:
         """IDs for a list of terms as an int64 array."""
+        ...
+
+    def encode_spelled_transient(self, spelled: SpelledTerms) -> np.ndarray:
+        """:meth:`encode_transient` of each canonical spelling, as an int64 array."""
         ...
 
     def encode_spellings(self, terms: pa.Array) -> np.ndarray:
@@ -214,6 +219,13 @@ class MemoryTermDictionary:
         encode = self.encode
         return np.fromiter((encode(t) for t in terms), dtype=np.int64, count=len(terms))
 
+    def encode_spelled_transient(self, spelled: SpelledTerms) -> np.ndarray:
+        """:meth:`encode_transient` of each canonical spelling, one term at a
+        time (the store's compact dictionary does this in whole-array steps)."""
+        encode = self.encode_transient
+        return np.fromiter((encode(parse_term(spelled.spelling(i))) for i in range(len(spelled))),
+                           dtype=np.int64, count=len(spelled))
+
     def encode_spellings(self, terms: pa.Array) -> np.ndarray:
         """IDs for distinct canonical N-Triples spellings, one term at a time
         (the store's compact dictionary does this in whole-array steps)."""
@@ -235,30 +247,31 @@ class MemoryTermDictionary:
     def release(self, ids: np.ndarray) -> int:
         """Drop the references :meth:`hold` took; transient IDs left without any
         are freed. Returns how many terms were freed."""
+        return len(self.release_freeing(ids))
+
+    def release_freeing(self, ids: np.ndarray) -> list[int]:
+        """:meth:`release`, returning the IDs freed (an index of the terms forgets them)."""
         if not len(ids):
-            return 0
+            return []
         distinct = np.unique(ids)
         with self._lock:
-            return self._release(distinct)
-
-    def _release(self, distinct: np.ndarray) -> int:
-        self._refs[distinct] -= 1
-        if not self._transient:
-            return 0
-        dead = distinct[self._refs[distinct] <= 0].tolist()
-        transient = self._transient
-        dead = [term_id for term_id in dead if term_id in transient]
-        if not dead:
-            return 0
-        transient.difference_update(dead)
-        ids, terms = self._ids, self._terms
-        for term_id in dead:
-            del ids[terms[term_id]]
-            terms[term_id] = None
-        self._kinds[dead] = 0
-        self._numbers[dead] = np.nan
-        self._free.extend(dead)
-        return len(dead)
+            self._refs[distinct] -= 1
+            if not self._transient:
+                return []
+            transient = self._transient
+            unheld = distinct[self._refs[distinct] <= 0].tolist()
+            dead = [term_id for term_id in unheld if term_id in transient]
+            if not dead:
+                return []
+            transient.difference_update(dead)
+            ids, terms = self._ids, self._terms
+            for term_id in dead:
+                del ids[terms[term_id]]
+                terms[term_id] = None
+            self._kinds[dead] = 0
+            self._numbers[dead] = np.nan
+            self._free.extend(dead)
+            return dead
 
     # --------------------------------------------------------------- lookup
     def lookup(self, term: Term) -> int:

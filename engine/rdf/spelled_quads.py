@@ -43,12 +43,16 @@ class SpelledQuads:
         return len(self.s)
 
 
-def _first_after(sorted_positions: np.ndarray, at: np.ndarray) -> np.ndarray:
+def first_after(sorted_positions: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The first position in ``sorted_positions`` at or after each ``at``
     (int64's largest value when there is none)."""
     found = np.searchsorted(sorted_positions, at)
-    padded = np.append(sorted_positions, np.iinfo(np.int64).max)
-    return padded[found]
+    if not len(sorted_positions):
+        return np.full(len(found), np.iinfo(np.int64).max)
+    beyond = found == len(sorted_positions)
+    out = sorted_positions[np.minimum(found, len(sorted_positions) - 1)].astype(np.int64)
+    out[beyond] = np.iinfo(np.int64).max
+    return out
 
 
 def split_nquads(text: bytes) -> SpelledQuads:
@@ -73,7 +77,7 @@ def split_nquads(text: bytes) -> SpelledQuads:
     if len(literal):
         quotes = np.flatnonzero(data == _QUOTE)
         tail[literal] = quotes[np.searchsorted(quotes, body_end[literal]) - 1]
-    gap = _first_after(spaces, tail)
+    gap = first_after(spaces, tail)
     named = gap < body_end
     o_end = np.where(named, gap, body_end)
     g_start = np.where(named, gap + 1, body_end)

@@ -40,6 +40,7 @@ import numpy as np
 
 from engine.rdf import (
     MemoryTermDictionary,
+    SpelledTerms,
     Term,
     arrow_positions,
     format_term,
@@ -49,7 +50,8 @@ from engine.rdf import (
     string_buffers,
 )
 from engine.store.layout import HASH_IDS, STRINGS
-from engine.store.term_hash import hash_strings, term_hash
+from engine.store.spelling_index import SpellingIndex
+from engine.store.term_hash import CHECK_SEED, hash_spans, hash_strings, term_hash
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -179,6 +181,8 @@ class CompactTermDictionary:
     def __init__(self, arrays: TermArrays | None = None) -> None:
         self._arrays = arrays if arrays is not None else TermArrays.empty()
         self._overlay = MemoryTermDictionary()
+        #: the overlay terms that stream batches met, by spelling hash
+        self._indexed = SpellingIndex()
         #: serialises growth of the compact part against the overlay's first ID
         self._lock = threading.RLock()
         self._find = lru_cache(maxsize=LOOKUP_CACHE)(self._find_spelling)
@@ -284,6 +288,45 @@ class CompactTermDictionary:
         with self._lock:
             return self._shift(self._overlay.encode_transient(term))
 
+    def encode_spelled_transient(self, spelled: SpelledTerms) -> np.ndarray:
+        """Like :meth:`encode_transient` for each of a batch's spellings, in
+        array steps: the spellings are hashed, made distinct and looked up
+        in the compact arrays at once (a hash match is checked byte for byte
+        against the blob); only the distinct spellings that are not there
+        are parsed, one at a time, for the overlay."""
+        hashes = hash_spans(spelled.data, spelled.starts, spelled.lengths)
+        distinct, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        terms = spelled.take(first)
+        # occurrences of one hash spell one term: a second seed tells colliding spellings apart
+        check = hash_spans(spelled.data, spelled.starts, spelled.lengths, CHECK_SEED)
+        if not np.array_equal(check, check[first][inverse]):
+            raise ValueError("two different terms of one batch share a 64-bit hash; "
+                             "the store cannot number them")
+        arrays = self._arrays
+        ids = arrays.find(distinct)
+        hit = np.flatnonzero(ids)
+        if len(hit):
+            found = ids[hit]
+            offsets = arrays.offsets
+            blob = np.frombuffer(arrays.blob, dtype=np.uint8) if len(arrays.blob) else np.zeros(0, np.uint8)
+            same = terms.take(hit).equal_to(blob, offsets[found - 1], offsets[found] - offsets[found - 1])
+            ids[hit[~same]] = 0
+        missing = np.flatnonzero(ids == 0)
+        if len(missing):
+            checks = check[first]
+            with self._lock:
+                base = len(self._arrays)
+                indexed = self._indexed.find(distinct[missing], checks[missing])
+                ids[missing] = np.where(indexed, indexed + base, 0)
+                rest = missing[indexed == 0]
+                # in order of first occurrence: new IDs as one-at-a-time encoding hands them out
+                rest = rest[np.argsort(first[rest])]
+                overlay = np.array([self._overlay.encode_transient(parse_term(terms.spelling(i)))
+                                    for i in rest.tolist()], dtype=np.int64)
+                ids[rest] = overlay + base
+                self._indexed.add(overlay, distinct[rest], checks[rest])
+        return ids[inverse]
+
     def restore(self, term_id: int, term: Term) -> None:
         """Give ``term`` the ID it had before a restart (see
         :meth:`MemoryTermDictionary.restore`); a term of the compact part
@@ -310,7 +353,11 @@ class CompactTermDictionary:
 
     def release(self, ids: np.ndarray) -> int:
         """Drop references to overlay IDs; compact terms are never freed."""
-        return self._overlay.release(self._overlay_ids(ids))
+        freed = self._overlay.release_freeing(self._overlay_ids(ids))
+        if freed:
+            with self._lock:
+                self._indexed.forget(freed)
+        return len(freed)
 
     # ----------------------------------------------------------------- decode
     def spelling(self, term_id: int) -> str:

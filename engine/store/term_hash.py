@@ -35,10 +35,16 @@ def _rotl(x, r: int):
 
 def hash_strings(data: np.ndarray, offsets: np.ndarray, seed: int = SEED) -> np.ndarray:
     """Hash of each string ``data[offsets[i]:offsets[i+1]]`` (UTF-8 bytes), as int64."""
-    lengths = np.diff(offsets).astype(np.int64)
+    return hash_spans(data, offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64), seed)
+
+
+def hash_spans(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int = SEED) -> np.ndarray:
+    """Hash of each string ``data[starts[i]:starts[i] + lengths[i]]``, as int64:
+    the strings may lie anywhere in ``data`` (terms inside a request body)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
     # longest first, so the strings that still have a word ``step`` are a prefix
     order = np.argsort(-lengths, kind="stable")
-    starts = offsets[:-1].astype(np.int64)[order]
+    starts = np.asarray(starts, dtype=np.int64)[order]
     lengths = lengths[order]
     words_left = -np.sort(-((lengths + 7) // 8))
     padded = np.zeros(len(data) + 8, dtype=np.uint8)

@@ -17,11 +17,8 @@ repeats.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import numpy as np
 
-from engine.rdf import Term
 from engine.store import fingerprints
 
 #: odd multiplier of a row's timestamp in its fingerprint
@@ -31,15 +28,15 @@ _TIME_MIX = np.uint64(0xD6E8FEB86659FD93)
 Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def batch_rows(items: Sequence[tuple[int, Sequence[tuple[Term, Term, Term]]]],
-               encode: Callable[[Term], int]) -> Rows:
-    """The rows of ``items`` (each ``(timestamp, triples)``, none empty): every
-    triple encoded with ``encode``, a triple repeated within one item kept once."""
-    ts, s, p, o = (np.array(column, dtype=np.int64) for column in zip(
-        *((t, encode(a), encode(b), encode(c)) for t, triples in items for a, b, c in triples), strict=True))
+def batch_rows(times: np.ndarray, counts: np.ndarray, ids: np.ndarray) -> Rows:
+    """The rows of a batch of items (timestamps ``times``, ``counts`` triples
+    each; ``ids``: the triples' subject, predicate and object IDs in turn),
+    a triple repeated within one item kept once."""
+    ts = np.repeat(times, counts)
+    s, p, o = (np.ascontiguousarray(ids[k::3]) for k in range(3))
     if not may_repeat(ts, s, p, o):
         return ts, s, p, o
-    item = np.repeat(np.arange(len(items), dtype=np.int64), [len(triples) for _, triples in items])
+    item = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     keep = first_occurrences(item, s, p, o)
     return ts[keep], s[keep], p[keep], o[keep]
 

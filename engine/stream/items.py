@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from engine.rdf import NTriplesError, Term, parse_lines, parse_rdf, rdf_format
 from engine.stream.batch_format import MEDIA_TYPE as BATCH_MEDIA_TYPE
 from engine.stream.batch_format import parse_batch, parse_timestamp
+from engine.stream.batch_scan import scan_body
 from engine.stream.errors import BadItem, UnsupportedItemType
+from engine.stream.spelled_batch import SpelledBatch
 
 #: an item: (timestamp in ms or None for arrival time, its triples)
 Item = tuple[int | None, Sequence[tuple[Term, Term, Term]]]
@@ -25,14 +29,42 @@ NTRIPLES_TYPES = ("application/n-triples", "text/plain")
 QUAD_FORMATS = ("nquads", "trig")
 
 
+def read_batch(body: bytes, media_type: str, timestamp: str | None = None) -> SpelledBatch:
+    """The items of a body of ``media_type`` as :func:`parse_items` reads
+    them, as arrays: a body of (timestamped) N-Triples in the plain form a
+    producer writes is scanned in whole-array steps
+    (:mod:`~engine.stream.batch_scan`), any other is parsed."""
+    ms = _milliseconds(timestamp)
+    text = _text(body)
+    scanned = None
+    if media_type == BATCH_MEDIA_TYPE and ms is None:
+        scanned = scan_body(body, timestamped=True)
+    elif media_type in NTRIPLES_TYPES:
+        scanned = scan_body(body, timestamped=False)
+    if scanned is None:
+        return SpelledBatch.of_items(_items(body, text, media_type, ms))
+    times, counts, terms = scanned
+    if media_type != BATCH_MEDIA_TYPE and ms is not None:
+        times = np.array([ms], dtype=np.int64)
+    arrival = media_type != BATCH_MEDIA_TYPE and ms is None
+    return SpelledBatch(times, counts, terms, np.full(len(times), arrival))
+
+
 def parse_items(body: bytes, media_type: str, timestamp: str | None = None) -> list[Item]:
     """The items of a body of ``media_type``; ``timestamp`` is the text of the
     single item's timestamp (ms or xsd:dateTime), None for arrival time."""
     ms = _milliseconds(timestamp)
+    return _items(body, _text(body), media_type, ms)
+
+
+def _text(body: bytes) -> str:
     try:
-        text = body.decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadItem(f"the body is not UTF-8: {exc}") from exc
+
+
+def _items(body: bytes, text: str, media_type: str, ms: int | None) -> list[Item]:
     if media_type == BATCH_MEDIA_TYPE:
         if ms is not None:
             raise BadItem("timestamped N-Triples carry their own timestamps: "

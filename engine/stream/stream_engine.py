@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Protocol
 
 import numpy as np
@@ -65,10 +65,11 @@ from engine.stream.errors import (
 )
 from engine.stream.events import WindowError, WindowEvent
 from engine.stream.incremental import INCREMENTAL_MODES
-from engine.stream.items import Item, parse_items
+from engine.stream.items import Item, read_batch
 from engine.stream.registry import StreamDefinition, StreamState
 from engine.stream.running_query import RunningQuery
 from engine.stream.shared_plan import evaluate_group
+from engine.stream.spelled_batch import SpelledBatch
 from engine.stream.stream_names import derived_name
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 from engine.stream.transient import StreamLog, TransientLog
@@ -87,7 +88,7 @@ UNAVAILABLE_PATIENCE = 60.0
 class StreamJournal(Protocol):
     """Where the engine's acknowledged changes are logged before they apply."""
 
-    def log_batch(self, name: str, items: list[tuple[int, Sequence]]) -> int: ...
+    def log_batch(self, name: str, batch: SpelledBatch) -> int: ...
     def log_declare(self, definition: StreamDefinition) -> int: ...
     def log_drop(self, name: str) -> int: ...
     def log_register(self, name: str, text: str, base: str | None) -> int: ...
@@ -259,26 +260,27 @@ class StreamEngine:
     # ----------------------------------------------------------------- ingest
     def ingest_body(self, name: str, body: bytes, media_type: str, timestamp: str | None = None) -> dict:
         """Ingest the body of one POST to stream ``name`` (see
-        :func:`~engine.stream.items.parse_items`); returns a summary. The body
-        is parsed before the engine's lock is taken."""
+        :func:`~engine.stream.items.read_batch`); returns a summary. The body
+        is read before the engine's lock is taken, its terms encoded under it."""
         self.stream(name)
-        return self.ingest(name, parse_items(body, media_type, timestamp))
+        return self.ingest(name, read_batch(body, media_type, timestamp))
 
-    def ingest(self, name: str, items: Iterable[Item], absorb: bool = True, logged_at: int | None = None
-               ) -> dict:
+    def ingest(self, name: str, items: Iterable[Item] | SpelledBatch, absorb: bool = True,
+               logged_at: int | None = None) -> dict:
         """Ingest one batch of items into stream ``name``; returns a summary.
         ``absorb=False``: the stored graphs hold the batch's timeless triples
         already, as they were then (a recovery replays the batch for its
         windows; absorbing it again would undo a later update's deletions).
         ``logged_at``: the batch's position in the journal, when a recovery
         replays it from there."""
+        batch = items if isinstance(items, SpelledBatch) else SpelledBatch.of_items(list(items))
         with self._lock:
             state = self.stream(name)
             received = time.time()
-            stamped = self._check_order(state, list(items), int(received * 1000))
-            if stamped:
-                self._check_jump(state, stamped[-1][0])
-            position = self.journal.log_batch(name, stamped) if self.journal and stamped else logged_at
+            stamped = self._check_order(state, batch, int(received * 1000))
+            if len(stamped):
+                self._check_jump(state, int(stamped.times[-1]))
+            position = self.journal.log_batch(name, stamped) if self.journal and len(stamped) else logged_at
             events, triples = self._ingest(state, stamped, received, absorb=absorb, batch=position)
             summary = {
                 "stream": name,
@@ -318,20 +320,23 @@ class StreamEngine:
         return self.ingest(name, [(timestamp, [])])
 
     @staticmethod
-    def _check_order(state: StreamState, items: list[Item], now_ms: int) -> list[tuple[int, Sequence]]:
-        stamped = []
-        last = state.watermark
-        for ts, triples in items:
-            ts = now_ms if ts is None else int(ts)
-            if last is not None and ts < last:
-                state.late_items += len(items)  # the whole batch is refused
-                raise LateItem(state.definition.name, ts, last)
-            last = ts
-            stamped.append((ts, triples))
+    def _check_order(state: StreamState, batch: SpelledBatch, now_ms: int) -> SpelledBatch:
+        """The batch stamped (arrival time ``now_ms``); LateItem for the first
+        item older than the one before it (or than the stream's watermark)."""
+        stamped = batch.stamped(now_ms)
+        times = stamped.times
+        before = np.empty_like(times)
+        if len(times):
+            before[0] = times[0] if state.watermark is None else state.watermark
+            before[1:] = times[:-1]
+        late = np.flatnonzero(times < before)
+        if len(late):
+            state.late_items += len(times)  # the whole batch is refused
+            raise LateItem(state.definition.name, int(times[late[0]]), int(before[late[0]]))
         return stamped
 
     def _ingest(
-        self, state: StreamState, items: list[tuple[int, Sequence]], received: float,
+        self, state: StreamState, items: SpelledBatch, received: float,
         from_producer: bool = True, absorb: bool = True, batch: int | None = None,
     ) -> tuple[list, int]:
         """Absorb a batch and fire the windows it completes: ``(events, triples logged)``."""
@@ -341,7 +346,7 @@ class StreamEngine:
         return events, triples
 
     def _absorb(
-        self, state: StreamState, items: list[tuple[int, Sequence]], from_producer: bool = True,
+        self, state: StreamState, items: SpelledBatch, from_producer: bool = True,
         absorb: bool = True, batch: int | None = None,
     ) -> int:
         """Encode a batch, absorb its timeless triples into the stream's stored
@@ -355,12 +360,13 @@ class StreamEngine:
         data alone uses are freed with the chunk (:meth:`_reclaim`)."""
         quad_store = self.store.quad_store
         terms = quad_store.terms
-        data_items = [(ts, triples) for ts, triples in items if len(triples)]
+        data_items = int(np.count_nonzero(items.counts))
         logged = 0
         if data_items:  # a heartbeat changes no stored data: no transaction, no new snapshot
             txn = quad_store.begin(journaled=False, batch=batch if absorb else None)
             try:
-                ts, s, p, o = batch_rows(data_items, terms.encode_transient)
+                ids = terms.encode_spelled_transient(items.terms)
+                ts, s, p, o = batch_rows(items.times, items.counts, ids)
                 logged = len(ts)
                 timeless = ~state.is_timing(p)
                 if absorb:
@@ -373,7 +379,7 @@ class StreamEngine:
                 terms.hold(np.concatenate([s, p, o]))
                 for query in self.queries.values():
                     if state in query.streams:
-                        query.schedule.start_at(data_items[0][0])
+                        query.schedule.start_at(int(ts[0]))
                 # the commit compacts within the bounds handed down: they must cover this batch
                 # (a query's clock starts with it, a count window's log holds it)
                 self._hand_down_retention()
@@ -381,9 +387,9 @@ class StreamEngine:
                 quad_store.abort(txn)
                 raise
             txn.commit()
-        if items:
-            state.watermark = items[-1][0]
-        state.record(len(data_items), logged, from_producer)
+        if len(items):
+            state.watermark = int(items.times[-1])
+        state.record(data_items, logged, from_producer)
         return logged
 
     def _has_readers(self, state: StreamState) -> bool:
@@ -559,7 +565,7 @@ class StreamEngine:
                         "stream %r is already at %d ms", running.spec.name, event.end_ms,
                         target.definition.name, target.watermark)
             return
-        self._absorb(target, [(event.end_ms, event.triples)])
+        self._absorb(target, SpelledBatch.of_items([(event.end_ms, event.triples)]))
 
     # --------------------------------------------------------------- reclaim
     def _reclaim(self) -> None:
@@ -642,7 +648,7 @@ class StreamEngine:
                     log.warning("idle clock of stream %r held back: %s", definition.name, exc)
                     continue
                 if state.watermark is None or mark > state.watermark:
-                    self._ingest(state, [(mark, [])], time.time(), from_producer=False)
+                    self._ingest(state, SpelledBatch.of_items([(mark, [])]), time.time(), from_producer=False)
 
 
 def _window_error(exc: Exception) -> WindowError:
