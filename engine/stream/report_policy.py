@@ -49,6 +49,10 @@ class ReportPolicy:
         delta = gained - lost if self.report == "ISTREAM" else lost - gained
         return list(delta.elements())
 
+    def result(self) -> list:
+        """The whole answer of the last window (kept only with ``keep_result``)."""
+        return list(self._previous.elements())
+
     def previous_rows(self) -> Counter:
         """The previous window's rows (what the next report is compared with)."""
         return Counter(self._previous)

@@ -88,6 +88,13 @@ class RunningQuery:
         self.shape = shared_shape(spec)
         #: a small number equal for the registered queries of one shape (the engine's)
         self.shape_id: int | None = None
+        #: a small number equal for the registered copies of this query (the engine's;
+        #: :mod:`~engine.stream.duplicates`), None for a query that shares with none
+        self.duplicate_id: int | None = None
+        #: set while this query leads copies: its next evaluation keeps its whole
+        #: answer (before the report policy) in ``answer`` for them
+        self.keep_answer = False
+        self.answer: list | bool | None = None
         self.variable_names = [v.name for v in spec.query.variables]
         #: each window's (stream IRI, name or None), as its events name it
         self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
@@ -108,6 +115,8 @@ class RunningQuery:
             if change is not None:
                 event = self._new_event(window.start_ms, window.end_ms, window.bounds)
                 event.rows = self.policy.apply_change(*change)
+                if self.keep_answer:
+                    self.answer = self.policy.result()
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
             if beside is not None:
                 stored = (beside,)  # merged once for both paths
@@ -142,13 +151,35 @@ class RunningQuery:
             columns = [terms.decode_column(solutions.column(v)) for v in self.variable_names]
             answer = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
+        self._apply(event, answer)
+        return self._close(event, closed_at, elapsed_ms)
+
+    def _apply(self, event: WindowEvent, answer: list | bool) -> None:
+        """Put the window's ``answer`` into ``event`` through the report policy
+        (kept whole for this query's copies when it leads them)."""
+        if self.keep_answer:
+            self.answer = answer
+        form = self.spec.query.form
         if form == "ASK":
             event.boolean = answer
         elif form == "CONSTRUCT":
             event.triples = self.policy.apply(answer)
         else:
             event.rows = self.policy.apply(answer)
-        return self._close(event, closed_at, elapsed_ms)
+
+    def report_answer(self, answer: list | bool, start_ms: int, end_ms: int,
+                      bounds: Sequence[tuple[int, int]], closed_at: float) -> WindowEvent:
+        """The event of a window whose whole ``answer`` a copy of this query
+        worked out (:mod:`~engine.stream.duplicates`): numbered and reported
+        through this query's own policy; the clock moves on. The incremental
+        state does not follow the copy's: this query's next window alone is
+        evaluated in full."""
+        started = time.perf_counter()
+        event = self._new_event(start_ms, end_ms, bounds)
+        self._apply(event, answer)
+        if self.incremental is not None:
+            self.incremental.forget()
+        return self._close(event, closed_at, (time.perf_counter() - started) * 1000)
 
     def fail(self, close: int, closed_at: float, error: WindowError, elapsed_ms: float) -> WindowEvent:
         """The event of the window closing at ``close`` whose evaluation
@@ -169,7 +200,7 @@ class RunningQuery:
         """The event of a SELECT window whose rows were decoded already (by the
         group evaluation this query shares); the clock moves on."""
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
-        event.rows = self.policy.apply(rows)
+        self._apply(event, rows)
         if self.incremental is not None:
             self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
