@@ -523,8 +523,7 @@ class StreamEngine:
             for (_, close), (leader, *others) in copies.items():
                 event = led[leader]
                 self._publish(leader, event, fired)
-                answer, leader.answer, leader.keep_answer = leader.answer, None, False
-                copied = fan_out(event, answer, others, close, received)
+                copied = fan_out(event, leader.hand_over(), others, close, received)
                 for running, copy in zip(others, copied, strict=True):
                     self._publish(running, copy, fired)
             progress = progress or bool(copies)
