@@ -102,7 +102,7 @@ class RunningQuery:
         self.reuse = may_reuse(spec, self.schedule, streams)
         self._inputs: WindowInputs | None = None
         #: the whole answer of the last window, kept while this query leads copies
-        #: or may reuse it (None: not kept, or the report policy holds it)
+        #: or may reuse it (None: not kept, or the report policy keeps it)
         self.answer: list | bool | None = None
         #: windows answered without evaluation, their inputs unchanged
         self.unchanged_windows = 0
@@ -150,8 +150,12 @@ class RunningQuery:
         """The event of the window closing at ``close``, whose inputs are those
         of the last window evaluated: its answer is that window's."""
         event = self._new_event(*self._bounds(close))
-        if self.answer is None:  # the report policy holds it (evaluated from the change)
-            event.rows = self.policy.apply_change([], [])
+        if self.answer is None:  # the report policy holds it
+            reported = self.policy.apply_change([], [])
+            if self.spec.query.form == "CONSTRUCT":
+                event.triples = reported
+            else:
+                event.rows = reported
             if self.keep_answer:
                 self.answer = self.policy.result()
         else:
@@ -164,9 +168,15 @@ class RunningQuery:
     def hand_over(self) -> list | bool | None:
         """The whole answer kept for this query's copies; it stops leading them."""
         answer, self.keep_answer = self.answer, False
-        if not self.reuse:
+        if not self._reuses_answer:
             self.answer = None
         return answer
+
+    @property
+    def _reuses_answer(self) -> bool:
+        """Whether the next window may need the last answer kept here (it
+        may reuse it, and the report policy does not keep it)."""
+        return self.reuse and (self.spec.query.form == "ASK" or not self.policy.keep_result)
 
     def _elapsed(self, started: float, delta: bool) -> float:
         """Milliseconds since ``started``, recorded for the path's running cost."""
@@ -193,9 +203,10 @@ class RunningQuery:
         return self._close(event, closed_at, elapsed_ms)
 
     def _apply(self, event: WindowEvent, answer: list | bool) -> None:
-        """Put the window's ``answer`` into ``event`` through the report policy
-        (kept whole for this query's copies when it leads them)."""
-        self.answer = answer if self.keep_answer or self.reuse else None
+        """Put the window's ``answer`` into ``event`` through the report policy;
+        kept whole for this query's copies when it leads them, and for the next
+        window if that may reuse it and the policy does not keep it already."""
+        self.answer = answer if self.keep_answer or self._reuses_answer else None
         form = self.spec.query.form
         if form == "ASK":
             event.boolean = answer

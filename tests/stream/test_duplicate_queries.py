@@ -43,13 +43,16 @@ def rspql(name: str, report: str, body: str) -> str:
 
 
 def items(seed: int, steps: int) -> list[list[tuple[int, list]]]:
-    """Per 100 ms step, the items of the stream (some steps have none)."""
+    """Per 100 ms step, the items of the stream (some steps have none; with
+    an even seed most have none, so that many windows hold what the window
+    before held and are not evaluated again)."""
     rng = random.Random(seed)
+    counts = [0] * 12 + [1, 2] if seed % 2 == 0 else [0, 0, 1, 2, 3]
     person = [IRI(f"{EX}p{i}") for i in range(6)]
     out = []
     for step in range(steps):
         batch = []
-        for ts in sorted(rng.sample(range(step * 100, step * 100 + 100), rng.choice([0, 0, 1, 2, 3]))):
+        for ts in sorted(rng.sample(range(step * 100, step * 100 + 100), rng.choice(counts))):
             predicate = IRI(EX + rng.choice(["knows", "likes"]))
             batch.append((ts, [(rng.choice(person), predicate, rng.choice(person))]))
         out.append(batch)
@@ -103,7 +106,7 @@ PLAN = {  # name: (registration, registered before step, unregistered before ste
 }
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_every_copy_reports_what_it_reports_alone(monkeypatch, seed):
     steps = 45
     evaluated = []
