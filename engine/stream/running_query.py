@@ -202,29 +202,33 @@ class RunningQuery:
         self._apply(event, answer)
         return self._close(event, closed_at, elapsed_ms)
 
-    def _apply(self, event: WindowEvent, answer: list | bool) -> None:
-        """Put the window's ``answer`` into ``event`` through the report policy;
-        kept whole for this query's copies when it leads them, and for the next
+    def _apply(self, event: WindowEvent, answer: list | bool, counted: Counter | None = None,
+               reported: dict | None = None) -> None:
+        """Put the window's ``answer`` into ``event`` through the report policy
+        (``counted`` and ``reported``: see :meth:`ReportPolicy.apply`); kept
+        whole for this query's copies when it leads them, and for the next
         window if that may reuse it and the policy does not keep it already."""
         self.answer = answer if self.keep_answer or self._reuses_answer else None
         form = self.spec.query.form
         if form == "ASK":
             event.boolean = answer
         elif form == "CONSTRUCT":
-            event.triples = self.policy.apply(answer)
+            event.triples = self.policy.apply(answer, counted, reported)
         else:
-            event.rows = self.policy.apply(answer)
+            event.rows = self.policy.apply(answer, counted, reported)
 
     def report_answer(self, answer: list | bool, start_ms: int, end_ms: int,
-                      bounds: Sequence[tuple[int, int]], closed_at: float) -> WindowEvent:
+                      bounds: Sequence[tuple[int, int]], closed_at: float, counted: Counter | None = None,
+                      reported: dict | None = None) -> WindowEvent:
         """The event of a window whose whole ``answer`` a copy of this query
         worked out (:mod:`~engine.stream.duplicates`): numbered and reported
-        through this query's own policy; the clock moves on. The incremental
+        through this query's own policy (``counted``, ``reported``: see
+        :meth:`ReportPolicy.apply`); the clock moves on. The incremental
         state does not follow the copy's: this query's next window alone is
         evaluated in full."""
         started = time.perf_counter()
         event = self._new_event(start_ms, end_ms, bounds)
-        self._apply(event, answer)
+        self._apply(event, answer, counted, reported)
         self._inputs = None
         if self.incremental is not None:
             self.incremental.forget()

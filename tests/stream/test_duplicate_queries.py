@@ -100,6 +100,8 @@ PLAN = {  # name: (registration, registered before step, unregistered before ste
     "other": (csparql("other", CONSTANT.replace("ex:p1", "ex:p2")), 0, None),
     "r": (rspql("r", "RSTREAM", RSPQL), 0, 20),
     "i": (rspql("i", "ISTREAM", RSPQL), 0, None),
+    "i2": (rspql("i2", "ISTREAM", RSPQL), 0, None),
+    "d2": (rspql("d2", "DSTREAM", RSPQL), 0, None),
     "d": (rspql("d", "DSTREAM", RSPQL), 7, None),
     "a1": (csparql("a1", ASK), 0, None),
     "a2": (csparql("a2", ASK), 4, None),
