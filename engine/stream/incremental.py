@@ -214,6 +214,12 @@ class IncrementalWindows:
         self._close = close
         self._stored = stored
 
+    def unchanged(self, close: int) -> None:
+        """The window closing at ``close`` read what the last one did: the
+        result held is its result too."""
+        if self._close is not None:
+            self._close = close
+
     def forget(self) -> None:
         """The result held is no longer this query's last window (it was
         evaluated in a group): the next window is evaluated in full."""
@@ -226,7 +232,7 @@ class IncrementalWindows:
         computed exactly (or is measured to cost more than a full evaluation),
         and the window must be evaluated in full."""
         if self._close != close - self.step_ms or len(stored) != len(self._stored) or not all(
-            _same_graph(a, b) for a, b in zip(stored, self._stored, strict=True)
+            same_graph(a, b) for a, b in zip(stored, self._stored, strict=True)
         ):
             return None
         if not (self.always or self.costs.prefers_delta()):
@@ -320,7 +326,7 @@ def _versions(change: _Change, kept: list, from_graphs: tuple[Graph, ...], windo
                      window_graph(_joined(kept, change.parts), from_graphs))
 
 
-def _same_graph(a: Graph, b: Graph) -> bool:
+def same_graph(a: Graph, b: Graph) -> bool:
     """Whether two stored graphs hold the same triples: the same object, or
     (a cluster's graphs, made anew at every commit) the same graph unchanged
     since (its ``unchanged_since`` key)."""

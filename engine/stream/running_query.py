@@ -12,7 +12,9 @@ An evaluation that fails changes nothing here: the answer is worked out
 before the sequence number, the report policy's previous rows and the
 incremental state move, so the engine reports the window as failed
 (:meth:`RunningQuery.fail`) and the next window is reported against the last
-one that was evaluated.
+one that was evaluated. A window whose inputs are those of the last one
+evaluated has its answer (:mod:`~engine.stream.unchanged`) and is not
+evaluated again.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from engine.stream.report_policy import ReportPolicy
 from engine.stream.schedule import WindowSchedule
 from engine.stream.shared_shape import shared_shape
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
+from engine.stream.unchanged import WindowInputs, may_reuse, window_inputs
 from engine.stream.window_dataset import (
     TIMESTAMP_FUNCTION,
     Window,
@@ -88,6 +91,21 @@ class RunningQuery:
         self.shape = shared_shape(spec)
         #: a small number equal for the registered queries of one shape (the engine's)
         self.shape_id: int | None = None
+        #: a small number equal for the registered copies of this query (the engine's;
+        #: :mod:`~engine.stream.duplicates`), None for a query that shares with none
+        self.duplicate_id: int | None = None
+        #: set while this query leads copies: its next evaluation keeps its whole
+        #: answer (before the report policy) in ``answer`` for them
+        self.keep_answer = False
+        #: whether a window whose inputs did not change reuses the last answer
+        #: (:mod:`~engine.stream.unchanged`), and the inputs of that answer
+        self.reuse = may_reuse(spec, self.schedule, streams)
+        self._inputs: WindowInputs | None = None
+        #: the whole answer of the last window, kept while this query leads copies
+        #: or may reuse it (None: not kept, or the report policy keeps it)
+        self.answer: list | bool | None = None
+        #: windows answered without evaluation, their inputs unchanged
+        self.unchanged_windows = 0
         self.variable_names = [v.name for v in spec.query.variables]
         #: each window's (stream IRI, name or None), as its events name it
         self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
@@ -97,9 +115,13 @@ class RunningQuery:
         report policy: from the change since the previous window when that is
         exact and cheaper (:mod:`~engine.stream.incremental`), else in full."""
         started = time.perf_counter()
-        window = read_window(self.spec, self.schedule, close)
         terms = QueryTerms(quad_store.terms, transient=True)
         graphs = quad_store.snapshot().graphs
+        inputs = (window_inputs(self.spec, self.schedule, self.streams, close, graphs, terms)
+                  if self.reuse else None)
+        if inputs is not None and inputs.same_as(self._inputs):
+            return self._unchanged(close, closed_at, started)
+        window = read_window(self.spec, self.schedule, close)
         stored = stored_graphs(self.spec, window, self.streams, graphs, terms)
         beside = None
         if self.incremental is not None:
@@ -108,6 +130,8 @@ class RunningQuery:
             if change is not None:
                 event = self._new_event(window.start_ms, window.end_ms, window.bounds)
                 event.rows = self.policy.apply_change(*change)
+                self.answer = self.policy.result() if self.keep_answer else None
+                self._inputs = inputs
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
             if beside is not None:
                 stored = (beside,)  # merged once for both paths
@@ -116,10 +140,43 @@ class RunningQuery:
         ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
         solutions = Executor(terms, dataset, ctx, service_client).run(self.spec.query.pattern)
         event = self.report(solutions, terms, window, closed_at, 0.0)
+        self._inputs = inputs
         if self.incremental is not None:
             self.incremental.based_on(close, stored)
         self.last_evaluation_ms = self._elapsed(started, delta=False)
         return event
+
+    def _unchanged(self, close: int, closed_at: float, started: float) -> WindowEvent:
+        """The event of the window closing at ``close``, whose inputs are those
+        of the last window evaluated: its answer is that window's."""
+        event = self._new_event(*self._bounds(close))
+        if self.answer is None:  # the report policy holds it
+            reported = self.policy.apply_change([], [])
+            if self.spec.query.form == "CONSTRUCT":
+                event.triples = reported
+            else:
+                event.rows = reported
+            if self.keep_answer:
+                self.answer = self.policy.result()
+        else:
+            self._apply(event, self.answer)
+        if self.incremental is not None:
+            self.incremental.unchanged(close)
+        self.unchanged_windows += 1
+        return self._close(event, closed_at, (time.perf_counter() - started) * 1000)
+
+    def hand_over(self) -> list | bool | None:
+        """The whole answer kept for this query's copies; it stops leading them."""
+        answer, self.keep_answer = self.answer, False
+        if not self._reuses_answer:
+            self.answer = None
+        return answer
+
+    @property
+    def _reuses_answer(self) -> bool:
+        """Whether the next window may need the last answer kept here (it
+        may reuse it, and the report policy does not keep it)."""
+        return self.reuse and (self.spec.query.form == "ASK" or not self.policy.keep_result)
 
     def _elapsed(self, started: float, delta: bool) -> float:
         """Milliseconds since ``started``, recorded for the path's running cost."""
@@ -142,13 +199,40 @@ class RunningQuery:
             columns = [terms.decode_column(solutions.column(v)) for v in self.variable_names]
             answer = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
+        self._apply(event, answer)
+        return self._close(event, closed_at, elapsed_ms)
+
+    def _apply(self, event: WindowEvent, answer: list | bool, counted: Counter | None = None,
+               reported: dict | None = None) -> None:
+        """Put the window's ``answer`` into ``event`` through the report policy
+        (``counted`` and ``reported``: see :meth:`ReportPolicy.apply`); kept
+        whole for this query's copies when it leads them, and for the next
+        window if that may reuse it and the policy does not keep it already."""
+        self.answer = answer if self.keep_answer or self._reuses_answer else None
+        form = self.spec.query.form
         if form == "ASK":
             event.boolean = answer
         elif form == "CONSTRUCT":
-            event.triples = self.policy.apply(answer)
+            event.triples = self.policy.apply(answer, counted, reported)
         else:
-            event.rows = self.policy.apply(answer)
-        return self._close(event, closed_at, elapsed_ms)
+            event.rows = self.policy.apply(answer, counted, reported)
+
+    def report_answer(self, answer: list | bool, start_ms: int, end_ms: int,
+                      bounds: Sequence[tuple[int, int]], closed_at: float, counted: Counter | None = None,
+                      reported: dict | None = None) -> WindowEvent:
+        """The event of a window whose whole ``answer`` a copy of this query
+        worked out (:mod:`~engine.stream.duplicates`): numbered and reported
+        through this query's own policy (``counted``, ``reported``: see
+        :meth:`ReportPolicy.apply`); the clock moves on. The incremental
+        state does not follow the copy's: this query's next window alone is
+        evaluated in full."""
+        started = time.perf_counter()
+        event = self._new_event(start_ms, end_ms, bounds)
+        self._apply(event, answer, counted, reported)
+        self._inputs = None
+        if self.incremental is not None:
+            self.incremental.forget()
+        return self._close(event, closed_at, (time.perf_counter() - started) * 1000)
 
     def fail(self, close: int, closed_at: float, error: WindowError, elapsed_ms: float) -> WindowEvent:
         """The event of the window closing at ``close`` whose evaluation
@@ -169,7 +253,8 @@ class RunningQuery:
         """The event of a SELECT window whose rows were decoded already (by the
         group evaluation this query shares); the clock moves on."""
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
-        event.rows = self.policy.apply(rows)
+        self._apply(event, rows)
+        self._inputs = None
         if self.incremental is not None:
             self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)

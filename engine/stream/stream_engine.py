@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -54,6 +55,7 @@ from engine.store import (
     row_budget,
 )
 from engine.stream.batch_rows import batch_rows
+from engine.stream.duplicates import duplicate_key, fan_out
 from engine.stream.errors import (
     BadRegistration,
     DuplicateName,
@@ -120,6 +122,9 @@ class StreamEngine:
         self._next_stream_number = 0
         #: a number per shared shape key (grouping by a small int, not by the key)
         self._shape_ids: dict[tuple, int] = {}
+        #: a number per duplicate key, and how many registered queries have each
+        self._duplicate_ids: dict[tuple, int] = {}
+        self._copies: Counter[int] = Counter()
         self._idle_clock: threading.Thread | None = None
         self._closed = threading.Event()
         #: where changes are logged before they apply (None: nothing is durable)
@@ -432,6 +437,10 @@ class StreamEngine:
             running = RunningQuery(spec, streams, self.retain_events, self.incremental)
             if running.shape is not None:
                 running.shape_id = self._shape_ids.setdefault(running.shape.key, len(self._shape_ids))
+            key = duplicate_key(spec)
+            if key is not None:
+                running.duplicate_id = self._duplicate_ids.setdefault(key, len(self._duplicate_ids))
+                self._copies[running.duplicate_id] += 1
             self.queries[spec.name] = running
             self._hand_down_retention()
             return running
@@ -442,6 +451,8 @@ class StreamEngine:
                 raise UnknownQuery(f"unknown query {name!r}")
             position = self.journal.log_unregister(name) if self.journal is not None else None
             running = self.queries.pop(name)
+            if running.duplicate_id is not None:
+                self._copies[running.duplicate_id] -= 1
             running.close()
             self._reclaim()
         self._durable(position)
@@ -473,9 +484,11 @@ class StreamEngine:
         """Evaluate every window whose data is complete, in window order per
         query, until no query is due (outputs of REGISTER STREAM may make more due).
 
-        Queries that are the same up to constants and due at the same close
-        are evaluated once for all (:mod:`~engine.stream.shared_plan`), one
-        window per round; the others run alone, all their due windows at once."""
+        Copies of one query due at the same close are evaluated once, and the
+        answer handed to the others (:mod:`~engine.stream.duplicates`); queries
+        that are the same up to constants and due at the same close are
+        evaluated once for all (:mod:`~engine.stream.shared_plan`); both one
+        window per round. The others run alone, all their due windows at once."""
         fired: list[WindowEvent] = []
         try:
             self._fire_rounds(received, fired)
@@ -489,24 +502,37 @@ class StreamEngine:
         progress = True
         while progress:
             progress = False
-            groups: dict[tuple[int, int], list[RunningQuery]] = {}
+            copies: dict[tuple[int, int], list[RunningQuery]] = {}
             for running in list(self.queries.values()):
-                if running.shape_id is not None:
+                if running.shape_id is not None or self._copies[running.duplicate_id] > 1:
                     close = running.schedule.due()
                     if close is not None:
-                        groups.setdefault((running.shape_id, close), []).append(running)
+                        copies.setdefault((running.duplicate_id, close), []).append(running)
                     continue
                 while (close := running.schedule.due()) is not None:
                     self._publish(running, self._evaluate(running, close, received), fired)
                     progress = True
+            groups: dict[tuple[int, int], list[RunningQuery]] = {}
+            led: dict[RunningQuery, WindowEvent] = {}  # each leader's event, for its copies
+            for (_, close), (leader, *others) in copies.items():
+                leader.keep_answer = bool(others)
+                if leader.shape_id is not None:
+                    groups.setdefault((leader.shape_id, close), []).append(leader)
+                else:
+                    led[leader] = self._evaluate(leader, close, received)
             for (_, close), group in groups.items():
                 if len(group) == 1:
                     events = [self._evaluate(group[0], close, received)]
                 else:
                     events = self._evaluate_group(group, close, received)
-                for running, event in zip(group, events, strict=True):
-                    self._publish(running, event, fired)
-                progress = True
+                led.update(zip(group, events, strict=True))
+            for (_, close), (leader, *others) in copies.items():
+                event = led[leader]
+                self._publish(leader, event, fired)
+                copied = fan_out(event, leader.hand_over(), others, close, received)
+                for running, copy in zip(others, copied, strict=True):
+                    self._publish(running, copy, fired)
+            progress = progress or bool(copies)
 
     def _evaluate(self, running: RunningQuery, close: int, received: float) -> WindowEvent:
         """The event of one window of one query, evaluated within the

@@ -217,6 +217,21 @@ class TransientLog:
     #: the graph of parts from :meth:`window` beside stored graphs
     window_graph = staticmethod(local_window_graph)
 
+    def sequence_at(self, ts: int) -> int:
+        """The arrival number of the first row at or after ``ts`` (the next one
+        to arrive if none has): rows keep timestamp order, so the rows of
+        ``[start, end)`` are those numbered from ``sequence_at(start)`` to
+        ``sequence_at(end)``, for any ``start`` not yet expired."""
+        after = self.total
+        for c in reversed(self.chunks):
+            if c.ts[-1] < ts:
+                break
+            position = int(np.searchsorted(c.ts, ts, side="left"))
+            after = c.first_seq + position if c.seq is None else int(c.seq[position])
+            if position:
+                break
+        return after
+
     def time_range(self, start: int, end: int) -> WindowContent:
         """Rows with ``start <= ts < end``, copied in arrival order."""
         parts = []
