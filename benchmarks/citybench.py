@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)))
     parser.add_argument("--steps", type=int, default=10, help="timed window closes per query and K")
     parser.add_argument("--row-ms", type=int, default=1000, help="one CSV row per stream every")
-    parser.add_argument("--queries", default="", help="comma-separated query file names (default: all)")
+    parser.add_argument("--queries", default="", help="query names, e.g. Q1,Q10_8 (default: all)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per query, all K")
     parser.add_argument("--memory-gb", type=float, default=12.0, help="address space of a query's process")
     parser.add_argument("--profile", type=Path, metavar="DIR",
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-check", action="store_true", help="skip the pyoxigraph comparison at K=1")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/citybench.md")
     args = parser.parse_args(argv)
-    names = [q for q in args.queries.split(",") if q] or query_names()
+    names = [q.removesuffix(".txt") for q in args.queries.split(",") if q] or query_names()
     ks = [int(k) for k in args.ks.split(",") if k]
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
