@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from engine.rdf import IRI
@@ -27,6 +29,7 @@ class QueryDataset:
 #: recent merges, by the identity of the graphs merged (see merged)
 _MERGES: dict[tuple[int, ...], tuple[tuple[Graph, ...], Graph]] = {}
 MERGES_KEPT = 8
+_MERGES_LOCK = threading.Lock()
 
 
 def merged(graphs: list[Graph]) -> Graph:
@@ -50,9 +53,10 @@ def merged(graphs: list[Graph]) -> Graph:
         np.concatenate([g.p for g in graphs]),
         np.concatenate([g.o for g in graphs]),
     )
-    if len(_MERGES) >= MERGES_KEPT:
-        _MERGES.pop(next(iter(_MERGES)))
-    _MERGES[key] = (tuple(graphs), union)
+    with _MERGES_LOCK:  # queries run in several threads
+        if len(_MERGES) >= MERGES_KEPT:
+            _MERGES.pop(next(iter(_MERGES)))
+        _MERGES[key] = (tuple(graphs), union)
     return union
 
 
