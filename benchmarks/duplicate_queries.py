@@ -123,15 +123,16 @@ def run_copies(engine, name: str, registration: Callable[[str], str], streams: S
 
 
 # ---------------------------------------------------------------- CityBench
-def citybench_runs(ks: Sequence[int], steps: int, row_ms: int, label: str = "") -> list[Run]:
-    """Q1, Q5, Q8 at each K, one CSV row per stream every ``row_ms``."""
+def citybench_runs(ks: Sequence[int], steps: int, row_ms: int, label: str = "",
+                   queries: Sequence[str] = CITY_QUERIES) -> list[Run]:
+    """``queries`` (Q1, Q5, Q8) at each K, one CSV row per stream every ``row_ms``."""
     from engine.stream import StreamDefinition, StreamEngine
 
     if not ks:
         return []
     store = citybench_store()
     engine = StreamEngine(store)
-    texts = {q: (CITYBENCH / "csparql_query" / f"{q}.txt").read_text() for q in CITY_QUERIES}
+    texts = {q: (CITYBENCH / "csparql_query" / f"{q}.txt").read_text() for q in queries}
     streams = sorted({s for text in texts.values() for s in query_streams(text)})
     for stream in streams:
         engine.declare_stream(StreamDefinition(stream.rsplit("#", 1)[1], IRI(stream)))
