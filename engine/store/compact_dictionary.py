@@ -197,7 +197,7 @@ class CompactTermDictionary:
     def __init__(self, arrays: TermArrays | None = None, values: bool = True) -> None:
         self._arrays = arrays if arrays is not None else TermArrays.empty()
         #: whether numbers and booleans get value IDs (a store too large for them keeps its terms)
-        self._values = values and len(self._arrays) < VALUE_BASE // 2
+        self._values = values and len(self._arrays) < VALUE_BASE
         self._overlay = MemoryTermDictionary()
         #: the overlay terms that stream batches met, by spelling hash
         self._indexed = SpellingIndex()
@@ -287,6 +287,10 @@ class CompactTermDictionary:
             ids[hit[self._indexed.find(hashes[hit], checks) != 0]] = 0
         return ids
 
+    def _value_mask(self, ids: np.ndarray) -> np.ndarray:
+        """Which IDs are value IDs (none in a store too large to have them)."""
+        return is_value(ids) if self._values else np.zeros(len(ids), dtype=bool)
+
     def _term_value_id(self, term: Term) -> int:
         """:func:`value_id` of a term the dictionary does not hold (0: none)."""
         return value_id(term) if self._values else 0
@@ -306,7 +310,7 @@ class CompactTermDictionary:
     def _overlay_ids(self, ids: np.ndarray) -> np.ndarray:
         ids = np.asarray(ids, dtype=np.int64)
         base = len(self._arrays)
-        return ids[(ids > base) & ~is_value(ids)] - base
+        return ids[(ids > base) & ~self._value_mask(ids)] - base
 
     def lookup(self, term: Term) -> int:
         """The ID of ``term`` (a value ID for a number it does not hold) or 0
@@ -430,7 +434,7 @@ class CompactTermDictionary:
         """The term for an ID (None for 0, the unbound marker)."""
         if term_id <= 0:
             return None
-        if term_id >= VALUE_BASE:
+        if term_id >= VALUE_BASE and self._values:
             return value_term(term_id)
         base = len(self._arrays)
         if term_id > base:
@@ -446,7 +450,7 @@ class CompactTermDictionary:
     def decode_many(self, ids: np.ndarray) -> list[Term | None]:
         """Terms for a column of IDs (a result's column: mostly recent terms)."""
         ids = np.asarray(ids)
-        values = is_value(ids)
+        values = self._value_mask(ids)
         cached = self._decoded.get
         decode = self.decode
         out: list[Term | None] = []
@@ -464,7 +468,7 @@ class CompactTermDictionary:
         ids = np.asarray(ids, dtype=np.int64)
         arrays = self._arrays
         base = len(arrays)
-        values = is_value(ids)
+        values = self._value_mask(ids)
         over = (ids > base) & ~values
         out = arrays.kinds[np.where(over | values | (ids < 0), 0, ids)]
         if over.any():
@@ -484,7 +488,7 @@ class CompactTermDictionary:
             hit = nid[at] == ids
             out[hit] = arrays.numeric_values[at[hit]]
         base = len(arrays)
-        values = is_value(ids)
+        values = self._value_mask(ids)
         over = (ids > base) & ~values
         if over.any():
             out[over] = self._overlay.numbers(ids[over] - base)
