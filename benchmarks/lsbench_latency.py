@@ -33,6 +33,7 @@ import queue
 import statistics
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -61,7 +62,11 @@ EVENT_TIMEOUT_S = 60.0
 
 
 # ------------------------------------------------------------------- engine
-def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int) -> dict[str, Latencies]:
+def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int,
+                     queries: Sequence[LSBenchQuery] = QUERIES,
+                     finished: Callable[[LSBenchQuery, object], None] | None = None) -> dict[str, Latencies]:
+    """Per query of ``queries``, its engine latencies; ``finished(query,
+    running)`` is told of each before it is unregistered."""
     from engine.stream import StreamDefinition, StreamEngine
 
     engine = StreamEngine(store)
@@ -69,7 +74,7 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
         engine.declare_stream(StreamDefinition(spec.name, spec.iri, timing=spec.timing))
     generator = StreamGenerator(data, scaled_rates(scale), seed)
     out: dict[str, Latencies] = {}
-    for query in QUERIES:
+    for query in queries:
         arrivals: dict[int, tuple[float, int]] = {}
         running = engine.register(query.registration())
         subscription = running.subscribe()
@@ -93,6 +98,8 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
                 result.rows.append(rows)
                 result.ingest_s += time.perf_counter() - started
                 result.stream_s += STEP_MS / 1000
+        if finished is not None:
+            finished(query, running)
         engine.unregister(query.name)
         _progress("engine", query, result)
     return out

@@ -11,6 +11,7 @@ touches solutions: the executor (:mod:`engine.sparql.exec`) asks and acts.
 from engine.sparql.plan.bgp_order import order_patterns, pattern_variables
 from engine.sparql.plan.bind_join import bind_join_applies
 from engine.sparql.plan.cost import CostModel, Estimator
+from engine.sparql.plan.held_orders import HeldOrders
 from engine.sparql.plan.limit_pushdown import CHUNK_GROWTH, FIRST_CHUNK, LimitedBGP, chunk_bounds, limited_bgp
 from engine.sparql.plan.vector_filter import (
     COMPARISONS,
@@ -27,6 +28,7 @@ __all__ = [
     "ColumnComparison",
     "CostModel",
     "Estimator",
+    "HeldOrders",
     "LimitedBGP",
     "bind_join_applies",
     "chunk_bounds",
