@@ -33,7 +33,7 @@ import queue
 import statistics
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -63,7 +63,10 @@ EVENT_TIMEOUT_S = 60.0
 
 # ------------------------------------------------------------------- engine
 def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int,
-                     queries: Sequence[LSBenchQuery] = QUERIES) -> dict[str, Latencies]:
+                     queries: Sequence[LSBenchQuery] = QUERIES,
+                     finished: Callable[[LSBenchQuery, object], None] | None = None) -> dict[str, Latencies]:
+    """Per query of ``queries``, its engine latencies; ``finished(query,
+    running)`` is told of each before it is unregistered."""
     from engine.stream import StreamDefinition, StreamEngine
 
     engine = StreamEngine(store)
@@ -95,6 +98,8 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
                 result.rows.append(rows)
                 result.ingest_s += time.perf_counter() - started
                 result.stream_s += STEP_MS / 1000
+        if finished is not None:
+            finished(query, running)
         engine.unregister(query.name)
         _progress("engine", query, result)
     return out

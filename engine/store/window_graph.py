@@ -74,7 +74,13 @@ class WindowGraph(DerivedColumns):
 
     def __len__(self) -> int:
         """Rows of the window (repeats counted) plus the stored triples."""
-        return sum(len(part) for part in self.parts) + (len(self.beside) if self.beside else 0)
+        return self.window_rows + (len(self.beside) if self.beside else 0)
+
+    @cached_property
+    def window_rows(self) -> int:
+        """Rows of the windows alone (repeats counted): what a continuous
+        query's held plan watches (:mod:`engine.sparql.plan.held_orders`)."""
+        return sum(len(part) for part in self.parts)
 
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
         total = sum(part.count(s, p, o) for part in self.parts)

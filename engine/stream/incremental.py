@@ -42,7 +42,7 @@ from engine.rdf import XSD, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec import Executor, QueryDataset, QueryTerms
 from engine.sparql.expr import EvalContext, expression_variables
-from engine.sparql.plan import pattern_variables
+from engine.sparql.plan import HeldOrders, pattern_variables
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import Graph, TimedTriples, TimeSlice, WindowGraph
 from engine.stream.registry import StreamState
@@ -203,6 +203,9 @@ class IncrementalWindows:
         self.range_ms = range_ms
         self.step_ms = step_ms
         self.costs = _PathCosts()
+        #: per pattern, the orders of the exploration starting from its change
+        #: (held across windows: :class:`~engine.sparql.plan.HeldOrders`)
+        self.plans = [HeldOrders() for _ in shape.patterns]
         #: close of the window whose result the report policy holds (None: none)
         self._close: int | None = None
         #: the FROM graphs that result was computed over (compared by identity)
@@ -279,7 +282,7 @@ class IncrementalWindows:
             graph_of = {p: (versions[src].before if j < i else versions[src].after)
                         for j, (p, src) in enumerate(patterns)}
             graph_of[pattern] = delta
-            solutions = executor.explore(graph_of)
+            solutions = executor.explore(graph_of, plans=self.plans[i])
             for condition in self.shape.conditions:
                 solutions = executor.keep_where(condition, solutions)
             if solutions.length:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from engine.sparql.exec import Executor, QueryTerms, Solutions, construct, merged
 from engine.sparql.expr import EvalContext
+from engine.sparql.plan import HeldOrders
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
@@ -87,6 +88,9 @@ class RunningQuery:
         self.last_error: WindowEvent | None = None
         #: evaluation times and report delays of the windows published (for monitoring)
         self.stats = WindowStats()
+        #: the orders of the query's patterns, made at its first window and kept
+        #: until the window's workload moves them (Strider's trigger)
+        self.plans = HeldOrders()
         #: the query's pattern with constants abstracted, if it can share its plan
         self.shape = shared_shape(spec)
         #: a small number equal for the registered queries of one shape (the engine's)
@@ -138,7 +142,8 @@ class RunningQuery:
         dataset = window_dataset(self.spec, window, self.streams, graphs, terms, stored, beside)
         ctx = EvalContext(base=self.spec.query.base)
         ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
-        solutions = Executor(terms, dataset, ctx, service_client).run(self.spec.query.pattern)
+        executor = Executor(terms, dataset, ctx, service_client, plans=self.plans)
+        solutions = executor.run(self.spec.query.pattern)
         event = self.report(solutions, terms, window, closed_at, 0.0)
         self._inputs = inputs
         if self.incremental is not None:

@@ -43,7 +43,7 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
     window = read_window(first.spec, first.schedule, close)
     terms = QueryTerms(quad_store.terms, transient=True)
     dataset = window_dataset(first.spec, window, first.streams, quad_store.snapshot().graphs, terms)
-    executor = Executor(terms, dataset, EvalContext(base=first.spec.query.base))
+    executor = Executor(terms, dataset, EvalContext(base=first.spec.query.base), plans=first.plans)
     solutions = executor.extend(shape.pattern, _seeds(group, terms))
     numbers = solutions.column(QUERY_NUMBER) if solutions.length else np.zeros(0, dtype=np.int64)
     order = np.argsort(numbers, kind="stable")

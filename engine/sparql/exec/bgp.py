@@ -81,15 +81,23 @@ def _ordered(graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
     """The planner's order of the patterns. A repeated query asks again for
     the same patterns over the same (immutable) graphs with the same bound
     variables, and gets the same order: it is kept, keyed by the graphs'
-    identity, so a small query does not pay the estimates every time. (An
+    identity, so a small query does not pay the estimates every time. A
+    continuous query's windows are new graphs each time: its own held orders
+    (``cx.plans``) keep the order while the window's workload stays put. (An
     order only decides the work, never the answer.)"""
-    key = (tuple(graph_of), tuple(map(id, graph_of.values())), frozenset(solutions.columns))
-    order = _ORDERS.get(key)
-    if order is None:
+
+    def plan() -> list[A.TriplePattern]:
         def estimate(pattern: A.TriplePattern, bound: set[str], rows: float) -> float:
             return cx.cost.estimate(graph_of[pattern], pattern, bound, rows)
 
-        order = order_patterns(tuple(graph_of), estimate, set(solutions.columns))
+        return order_patterns(tuple(graph_of), estimate, set(solutions.columns))
+
+    if cx.plans is not None:
+        return cx.plans.order(graph_of, frozenset(solutions.columns), solutions.length, plan)
+    key = (tuple(graph_of), tuple(map(id, graph_of.values())), frozenset(solutions.columns))
+    order = _ORDERS.get(key)
+    if order is None:
+        order = plan()
         if len(_ORDERS) >= ORDERS_KEPT:
             _ORDERS.clear()
         _ORDERS[key] = order

@@ -19,7 +19,7 @@ from engine.sparql.exec.dataset import QueryDataset
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import EvalContext
-from engine.sparql.plan import CostModel
+from engine.sparql.plan import CostModel, HeldOrders
 from engine.store import Graph, QueryCancelled, checkpoint
 
 #: a SERVICE call: the node and the query's terms in, the remote solutions out
@@ -31,7 +31,8 @@ Operator = Callable[..., Solutions]
 class ExecutionContext:
     """The state of one query execution: its terms, dataset, the graph
     patterns currently match against (GRAPH and WINDOW switch it), the
-    expression context, the SERVICE client and the cost model's statistics."""
+    expression context, the SERVICE client and the cost model's statistics;
+    a continuous query's held orders (``plans``), kept from window to window."""
 
     def __init__(
         self,
@@ -41,6 +42,7 @@ class ExecutionContext:
         operators: Mapping[type, Operator],
         service_client: ServiceCall | None = None,
         should_stop: Callable[[], bool] | None = None,
+        plans: HeldOrders | None = None,
     ) -> None:
         self.terms = terms
         self.dataset = dataset
@@ -49,6 +51,7 @@ class ExecutionContext:
         self.service_client = service_client
         self.should_stop = should_stop
         self.cost = CostModel(terms.encode)
+        self.plans = plans
         self._operators = operators
 
     def run(self, node: A.Pattern) -> Solutions:

@@ -33,6 +33,7 @@ from engine.sparql.exec.slice import slice_operator
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.exec.values import values
 from engine.sparql.expr import EvalContext
+from engine.sparql.plan import HeldOrders
 from engine.store import Graph
 
 #: the operator of each algebra class
@@ -63,7 +64,8 @@ class Executor:
 
     ``should_stop`` is polled before every operator: a query over its time
     limit or whose client went away raises :class:`QueryCancelled` within
-    one operator's work.
+    one operator's work. ``plans``: a continuous query's orders, held from
+    one window to the next (:class:`~engine.sparql.plan.HeldOrders`).
     """
 
     def __init__(
@@ -73,8 +75,9 @@ class Executor:
         ctx: EvalContext,
         service_client: ServiceCall | None = None,
         should_stop: Callable[[], bool] | None = None,
+        plans: HeldOrders | None = None,
     ) -> None:
-        self.context = ExecutionContext(terms, dataset, ctx, OPERATORS, service_client, should_stop)
+        self.context = ExecutionContext(terms, dataset, ctx, OPERATORS, service_client, should_stop, plans)
         ctx.exists = partial(exists, self.context)
 
     def run(self, pattern: A.Pattern) -> Solutions:
@@ -86,10 +89,18 @@ class Executor:
         columns bound (one evaluation for many parameter rows)."""
         return extend_through_bgp(pattern, self.context, seeds)
 
-    def explore(self, graph_of: Mapping[A.TriplePattern, Graph], seeds: Solutions | None = None) -> Solutions:
+    def explore(self, graph_of: Mapping[A.TriplePattern, Graph], seeds: Solutions | None = None,
+                plans: HeldOrders | None = None) -> Solutions:
         """The solutions of a basic graph pattern whose every triple pattern is
-        matched in its own graph (extending ``seeds`` if given)."""
-        return extend_across_graphs(graph_of, self.context, seeds or Solutions.unit())
+        matched in its own graph (extending ``seeds`` if given), in an order
+        held by ``plans`` if given (one holder per role of the graphs: which
+        pattern reads the change, which the window before or after it)."""
+        saved = self.context.plans
+        self.context.plans = plans or saved
+        try:
+            return extend_across_graphs(graph_of, self.context, seeds or Solutions.unit())
+        finally:
+            self.context.plans = saved
 
     def keep_where(self, condition: A.Expr, solutions: Solutions) -> Solutions:
         """The ``solutions`` for which the FILTER ``condition`` is true."""

@@ -14,6 +14,7 @@ from engine.sparql.plan.bgp_order import connected_groups, order_patterns, patte
 from engine.sparql.plan.bind_join import bind_join_applies
 from engine.sparql.plan.cost import CostModel, Estimator
 from engine.sparql.plan.cycles import ClosingPair, closing_pair
+from engine.sparql.plan.held_orders import HeldOrders
 from engine.sparql.plan.join_groups import merged_bgp
 from engine.sparql.plan.limit_pushdown import CHUNK_GROWTH, FIRST_CHUNK, LimitedBGP, chunk_bounds, limited_bgp
 from engine.sparql.plan.vector_filter import (
@@ -32,6 +33,7 @@ __all__ = [
     "ColumnComparison",
     "CostModel",
     "Estimator",
+    "HeldOrders",
     "LimitedBGP",
     "bind_join_applies",
     "chunk_bounds",
