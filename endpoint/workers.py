@@ -11,11 +11,13 @@ a client that sent it and left still expects it applied.
 
 Most queries of a serving workload are small and repeated: the hop to a
 thread and back, and the task that watches for a disconnect, cost more than
-answering them. So each plan's last run time is remembered, and a plan that
-last ran in under :data:`INLINE_BUDGET` runs on the event loop itself, under
-a short limit (:data:`INLINE_LIMIT`): should it run longer this time, it is
-stopped and run again in a worker thread with the full time limit (queries
-change nothing, so running one again is safe).
+answering them. So each plan's last run time is remembered (by its shape,
+:meth:`engine.api.Store.cached_shape`: a query with another constant is
+the same plan for this purpose), and a plan that last ran in under
+:data:`INLINE_BUDGET` runs on the event loop itself, under a short limit
+(:data:`INLINE_LIMIT`): should it run longer this time, it is stopped and
+run again in a worker thread with the full time limit (queries change
+nothing, so running one again is safe).
 """
 
 from __future__ import annotations
