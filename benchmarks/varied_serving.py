@@ -30,7 +30,8 @@ import signal
 import sys
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks import machine_description, markdown_table, write_section
@@ -156,19 +157,46 @@ def _users(args: argparse.Namespace, what: str, count: int) -> list[int]:
     return [rng.randrange(args.triples // TRIPLES_PER_USER) for _ in range(count)]
 
 
-def report(args: argparse.Namespace, data: Path, ox: ServerRun, riv: ServerRun) -> str:
+@contextmanager
+def python_path(checkout: Path) -> Iterator[None]:
+    """The servers started meanwhile run the code of ``checkout``."""
+    ours = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(checkout)
+    try:
+        yield
+    finally:
+        if ours is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = ours
+
+
+def report(args: argparse.Namespace, data: Path, runs: dict[str, ServerRun]) -> str:
+    ox, riv, before = runs["oxigraph"], runs["rivulet"], runs.get("before")
     latency = []
     for key, a in ox.timings.items():
         b = riv.timings[key]
-        latency.append([key, a.rows, a.median_ms, b.median_ms, _ratio(b.median_ms, a.median_ms),
-                        a.p99_ms, b.p99_ms, _ratio(b.p99_ms, a.p99_ms), check(a, b)])
+        row = [key, a.rows, a.median_ms]
+        if before:
+            c = before.timings[key]
+            row += [c.median_ms, _ratio(c.median_ms, a.median_ms)]
+        row += [b.median_ms, _ratio(b.median_ms, a.median_ms), a.p99_ms]
+        if before:
+            row += [before.timings[key].p99_ms]
+        row += [b.p99_ms, _ratio(b.p99_ms, a.p99_ms), check(a, b)]
+        latency.append(row)
     throughput = []
     for key, a in ox.throughput.items():
         b: Throughput = riv.throughput[key]
-        throughput.append([key[0], key[1], a.per_second, b.per_second, _ratio(b.per_second, a.per_second),
-                           f"{a.failed} / {b.failed}"])
+        row = [key[0], key[1], a.per_second]
+        if before:
+            c = before.throughput[key]
+            row += [c.per_second, _ratio(c.per_second, a.per_second)]
+        row += [b.per_second, _ratio(b.per_second, a.per_second), f"{a.failed} / {b.failed}"]
+        throughput.append(row)
     startup = [[r.name, "-" if r.load_s is None else r.load_s, r.serve_s, r.memory["start-up"].rss_mb]
-               for r in (ox, riv)]
+               for r in runs.values()]
+    was = ["before median", "before ratio"] if before else []
     about = markdown_table(["query", "what it asks"], [[n, a] for n, (a, _) in TEMPLATES.items()])
     return (f"`python -m benchmarks.varied_serving {shlex.join(args.argv)}`. "
             f"Machine: {machine_description()}; oxigraph server {args.oxigraph_version}; "
@@ -176,21 +204,24 @@ def report(args: argparse.Namespace, data: Path, ox: ServerRun, riv: ServerRun) 
             "(the machine is shared: other work slows both servers).\n\n"
             f"{args.triples:,} generated triples (`{data.name}`, "
             f"{args.triples // TRIPLES_PER_USER:,} users); "
-            "each request names a user drawn at random (the same users for both servers). Client: a "
+            "each request names a user drawn at random (the same users for every server). Client: a "
             "keep-alive HTTP/1.1 client on a raw socket, `GET ?query=` or a POSTed form "
             f"(`application/x-www-form-urlencoded`), `Accept: {ACCEPT}`. Latency: per query and method "
             f"{WARMUP} requests of other users, then {args.runs} timed requests, one per user. "
             f"Throughput: {' and '.join(map(str, args.clients))} client processes cycling through "
-            f"{args.mix} mixed requests (the four queries in turn) for {args.seconds:g} s.\n\n"
-            + about + "\n\n"
+            f"{args.mix} mixed requests (the four queries in turn) for {args.seconds:g} s."
+            + (f" *before*: Rivulet from `{args.before}`, run the same way." if before else "")
+            + "\n\n" + about + "\n\n"
             + markdown_table(["server", "load s", "serve s", "RSS MB after start-up"], startup)
             + "\n\nOne client, latency per request (ms); ratio = rivulet / oxigraph; rows = total rows "
               "over the timed requests; check compares them:\n\n"
-            + markdown_table(["method and query", "rows", "oxigraph median", "rivulet median", "ratio",
-                              "oxigraph p99", "rivulet p99", "p99 ratio", "check"], latency)
+            + markdown_table(["method and query", "rows", "oxigraph median", *was, "rivulet median", "ratio",
+                              "oxigraph p99", *(["before p99"] if before else []), "rivulet p99",
+                              "p99 ratio", "check"], latency)
             + "\n\nThroughput of the mixes (200 answers per second, all clients); ratio = rivulet / "
               "oxigraph:\n\n"
-            + markdown_table(["method", "client processes", "oxigraph q/s", "rivulet q/s", "ratio",
+            + markdown_table(["method", "client processes", "oxigraph q/s",
+                              *(["before q/s", "before ratio"] if before else []), "rivulet q/s", "ratio",
                               "non-200 oxigraph / rivulet"], throughput))
 
 
@@ -207,6 +238,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path, default=WORKDIR, help="data cache, stores and server logs")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs")
     parser.add_argument("--only", choices=("oxigraph", "rivulet"), help="run one server (a quick check)")
+    parser.add_argument("--before", type=Path,
+                        help="also run Rivulet from this checkout (its PYTHONPATH), e.g. a main worktree")
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     args.argv, args.minutes = argv, 0.0
@@ -216,14 +249,19 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the servers
     data, _ = data_file(args.triples, args.seed, args.workdir)
     runs = {}
-    for name, start in (("oxigraph", oxigraph), ("rivulet", rivulet)):
-        if args.only in (None, name):
-            runs[name] = start(data, [], args, args.workdir, measure)
-    if len(runs) < 2:
+    if args.only in (None, "oxigraph"):
+        runs["oxigraph"] = oxigraph(data, [], args, args.workdir, measure)
+    if args.only in (None, "rivulet"):
+        if args.before:
+            with python_path(args.before):
+                runs["before"] = rivulet(data, [], args, args.workdir, measure)
+            runs["before"].name = "rivulet before"
+        runs["rivulet"] = rivulet(data, [], args, args.workdir, measure)
+    if "oxigraph" not in runs or "rivulet" not in runs:
         print(json.dumps({n: {k: [t.median_ms, t.p99_ms] for k, t in r.timings.items()}
                           for n, r in runs.items()}, indent=1))
         return
-    body = report(args, data, runs["oxigraph"], runs["rivulet"])
+    body = report(args, data, runs)
     print()
     print(body)
     if not args.no_write:
