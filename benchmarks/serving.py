@@ -623,7 +623,12 @@ def memory_under_load(pid: int, port: int, mix: Sequence[bytes], clients: int, m
     return LoadMemory(samples, throughput)
 
 
-def oxigraph(data: Path, queries: Sequence[Query], args: argparse.Namespace, workdir: Path) -> ServerRun:
+#: what is measured once a server answers: ``exercise`` or another of its signature
+Measure = Callable[..., None]
+
+
+def oxigraph(data: Path, queries: Sequence[Query], args: argparse.Namespace, workdir: Path,
+             measure: Measure = exercise) -> ServerRun:
     """``oxigraph load`` into a fresh directory, then ``serve-read-only`` on it."""
     binary = str(BIN / "oxigraph")
     port = free_port()
@@ -644,13 +649,14 @@ def oxigraph(data: Path, queries: Sequence[Query], args: argparse.Namespace, wor
             raise RuntimeError(f"oxigraph load exited with {code}; {log}:\n{_tail(log)}")
         run.load_s = time.perf_counter() - started
         print(f"  oxigraph: loaded in {run.load_s:.1f}s", flush=True)
-        exercise(run, serve, "/query", queries, args, port, log)
+        measure(run, serve, "/query", queries, args, port, log)
     finally:
         shutil.rmtree(location, ignore_errors=True)
     return run
 
 
-def rivulet(data: Path, queries: Sequence[Query], args: argparse.Namespace, workdir: Path) -> ServerRun:
+def rivulet(data: Path, queries: Sequence[Query], args: argparse.Namespace, workdir: Path,
+            measure: Measure = exercise) -> ServerRun:
     """``rivulet serve --data`` plus ``--rivulet-args``."""
     port = free_port()
     serve = [str(BIN / "rivulet"), "serve", "--data", str(data), "--host", HOST, "--port", str(port),
@@ -658,7 +664,7 @@ def rivulet(data: Path, queries: Sequence[Query], args: argparse.Namespace, work
     run = ServerRun("rivulet", [display(serve)])
     log = workdir / f"rivulet-{data.stem}.log"
     log.unlink(missing_ok=True)
-    exercise(run, serve, "/sparql", queries, args, port, log, args.minutes)
+    measure(run, serve, "/sparql", queries, args, port, log, args.minutes)
     return run
 
 

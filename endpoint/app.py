@@ -25,6 +25,7 @@ from endpoint.health import Readiness
 from endpoint.metrics import Metrics
 from endpoint.openapi import openapi_json
 from endpoint.settings import Settings
+from endpoint.small_bodies import QUICK_BODY, declared_length, read_small_body
 from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
 from endpoint.traffic import Traffic
@@ -37,15 +38,19 @@ GRAPH_STORE_METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
 
 
 class RivuletApp(Starlette):
-    """The Starlette application with one shortcut in front: a GET of
-    ``/sparql`` that :meth:`SparqlRoute.answer_now` can answer at once skips
-    the middleware stack and the router (most of a small query's time over
-    HTTP). Anything else, and any such request it declines, takes the whole
-    path. Not taken when CORS is on (the middleware must add its headers).
-    Both paths run inside the traffic metrics (:mod:`endpoint.traffic`)."""
+    """The Starlette application with one shortcut in front: a query to
+    ``/sparql`` (a GET, or a POST with a small declared body) that
+    :meth:`SparqlRoute.answer_now` can answer at once skips the middleware
+    stack and the router (most of a small query's time over HTTP). Anything
+    else, and any such request it declines, takes the whole path (a POST's
+    body, read already, is handed on as it came). Not taken when CORS is on
+    (the middleware must add its headers). Both paths run inside the traffic
+    metrics (:mod:`endpoint.traffic`)."""
 
     answer_now = None
     traffic: Traffic | None = None
+    #: the largest POST body the shortcut reads (the server's body limit, at most QUICK_BODY)
+    quick_body = QUICK_BODY
 
     async def __call__(self, scope, receive, send) -> None:
         if self.traffic is not None and scope["type"] == "http":
@@ -54,9 +59,15 @@ class RivuletApp(Starlette):
             await self._answer(scope, receive, send)
 
     async def _answer(self, scope, receive, send) -> None:
-        if (self.answer_now is not None and scope["type"] == "http" and scope["method"] == "GET"
-                and scope["path"] == "/sparql"):
-            response = self.answer_now(Request(scope))
+        if self.answer_now is not None and scope["type"] == "http" and scope["path"] == "/sparql":
+            method = scope["method"]
+            response = None
+            if method == "GET":
+                response = self.answer_now(Request(scope), b"")
+            elif method == "POST" and (length := declared_length(scope, self.quick_body)) is not None:
+                body, receive = await read_small_body(receive, length)
+                if body is not None:
+                    response = self.answer_now(Request(scope), body)
             if response is not None:
                 scope[OPERATION] = "query"  # what the whole path would have said
                 await response(scope, receive, send)
@@ -116,6 +127,7 @@ def create_app(
                      exception_handlers=error_handlers(settings.query_timeout), lifespan=lifespan)
     if not settings.cors_origins:
         app.answer_now = sparql.answer_now
+        app.quick_body = min(QUICK_BODY, settings.max_body_bytes)
     app.traffic = metrics.traffic
     app.state.store = store
     app.state.streams = streams

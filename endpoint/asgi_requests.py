@@ -35,5 +35,10 @@ def require_write(request: Request, settings: Settings) -> None:
 async def read_operation(request: Request) -> Operation | None:
     """The SPARQL operation of a request to ``/sparql`` (None: a GET without one)."""
     body = b"" if request.method in ("GET", "HEAD") else await request.body()
+    return read_operation_with(request, body)
+
+
+def read_operation_with(request: Request, body: bytes) -> Operation | None:
+    """The SPARQL operation of a request to ``/sparql`` whose body was read already."""
     return protocol.read_operation(request.method, request.query_params.multi_items(),
                                    request.headers.get("content-type"), body)

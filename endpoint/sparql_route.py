@@ -15,11 +15,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from endpoint import negotiation
-from endpoint.asgi_requests import accept, read_operation, require_write
+from endpoint.asgi_requests import accept, read_operation, read_operation_with, require_write
 from endpoint.errors import parsing
 from endpoint.negotiation import offers_for
 from endpoint.protocol import (
     Operation,
+    form_pairs,
     format_values,
     operation_from_params,
     refuse_registration_as_query,
@@ -69,39 +70,48 @@ class SparqlRoute:
     async def _query(self, request: Request, operation: Operation) -> Response:
         parsing(request, "query")
         base = public_url(request, self.settings)
-        plan = self.store.cached_plan(operation.text, base)
-        if plan is None:
+        found = self.store.cached_shape(operation.text, base)
+        if found is None:
             refuse_registration_as_query(operation)
-            plan = await self.workers.call(self.store.prepare, operation.text, base)
+            found = await self.workers.call(self.store.prepare_shape, operation.text, base)
+        plan, shape = found
         offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
 
         def run(should_stop):
             return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop,
                                       self.settings.max_rows)
 
-        result = await self.workers.run_plan(request, plan, run)
+        result = await self.workers.run_plan(request, shape, run)
         return await query_response(result, offer, self.workers)
 
-    def answer_now(self, request: Request) -> Response | None:
-        """The answer of a GET query that needs nothing but the event loop: its
-        plan is cached, ran fast last time and again now, and its answer is
-        small. None otherwise, and on any error: the request then takes the
-        whole path (:meth:`handle`), which answers errors properly; a query
-        changes nothing, so running it again there is safe. This path skips
-        the middleware stack, the router and every thread hop."""
+    def answer_now(self, request: Request, body: bytes) -> Response | None:
+        """The answer of a query (GET, or POST of a form or a query with its
+        ``body``) that needs nothing but the event loop: its shape is cached
+        (so it is not parsed), ran fast last time and again now, and its
+        answer is small. None otherwise, and on any error: the request then
+        takes the whole path (:meth:`handle`), which answers errors properly;
+        a query changes nothing, so running it again there is safe. This
+        path skips the middleware stack, the router and every thread hop."""
         if request.headers.get(DEPTH_HEADER):  # a SERVICE call from a server: the whole path
             return None
         try:
-            operation, base = self._read_get(request)
+            if request.method == "GET":
+                operation, base = self._read_get(request)
+            else:
+                operation = read_operation_with(request, body)
+                base = public_url(request, self.settings)
             if operation is None or operation.kind != "query" or operation.graphs is not None:
                 return None
-            plan = self.store.cached_plan(operation.text, base)
-            if plan is None or plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(plan):
+            found = self.store.cached_shape(operation.text, base)
+            if found is None:
+                return None
+            plan, shape = found
+            if plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(shape):
                 return None
             offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
             limit = self.settings.max_rows
             result = self.workers.run_inline(
-                plan, lambda stop: self.store.execute(plan, should_stop=stop, max_rows=limit))
+                shape, lambda stop: self.store.execute(plan, should_stop=stop, max_rows=limit))
             if result is None or len(result) > INLINE_ROWS:
                 return None
             return small_query_response(result, offer)
@@ -115,7 +125,9 @@ class SparqlRoute:
         key = (request.scope["query_string"], request.scope.get("server"))
         found = self._recent_gets.get(key)
         if found is None:
-            operation = operation_from_params(request.query_params.multi_items(), None)
+            # Starlette's query_params, read faster (protocol.form_pairs)
+            params = form_pairs(request.scope["query_string"].decode("latin-1"))
+            operation = operation_from_params(params, None)
             found = (operation, public_url(request, self.settings))
             if len(self._recent_gets) >= RECENT_GETS:
                 self._recent_gets.clear()

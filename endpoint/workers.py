@@ -11,11 +11,13 @@ a client that sent it and left still expects it applied.
 
 Most queries of a serving workload are small and repeated: the hop to a
 thread and back, and the task that watches for a disconnect, cost more than
-answering them. So each plan's last run time is remembered, and a plan that
-last ran in under :data:`INLINE_BUDGET` runs on the event loop itself, under
-a short limit (:data:`INLINE_LIMIT`): should it run longer this time, it is
-stopped and run again in a worker thread with the full time limit (queries
-change nothing, so running one again is safe).
+answering them. So each plan's last run time is remembered (by its shape,
+:meth:`engine.api.Store.cached_shape`: a query with another constant is
+the same plan for this purpose), and a plan that last ran in under
+:data:`INLINE_BUDGET` runs on the event loop itself, under a short limit
+(:data:`INLINE_LIMIT`): should it run longer this time, it is stopped and
+run again in a worker thread with the full time limit (queries change
+nothing, so running one again is safe).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class Workers:
         self.cancellations: Counter[str] = Counter()
 
     def runs_inline(self, plan: object) -> bool:
-        """Did this plan's last run take less than :data:`INLINE_BUDGET`?"""
+        """Did this plan's last runs take less than :data:`INLINE_BUDGET`?"""
         return self._run_time.get(id(plan), INLINE_BUDGET) < INLINE_BUDGET
 
     def run_inline(self, plan: object, fn: Callable[[Callable[[], bool]], T]) -> T | None:
@@ -79,15 +81,19 @@ class Workers:
         try:
             result = fn(lambda: time.monotonic() > deadline)
         except QueryCancelled:
-            self._remember(plan, INLINE_BUDGET)
+            self._remember(plan, INLINE_BUDGET, smoothed=False)
             return None
         self._remember(plan, time.monotonic() - started)
         return result
 
-    def _remember(self, plan: object, seconds: float) -> None:
+    def _remember(self, plan: object, seconds: float, smoothed: bool = True) -> None:
+        """Remember a run time: by default the mean of this one and the one
+        remembered, so that one slow run (another constant of the shape, or
+        a busy machine) does not send the next to a thread."""
         if len(self._run_time) >= REMEMBERED_PLANS:
             self._run_time.clear()
-        self._run_time[id(plan)] = seconds
+        previous = self._run_time.get(id(plan)) if smoothed else None
+        self._run_time[id(plan)] = seconds if previous is None else (previous + seconds) / 2
 
     async def run_plan(self, request: Request, plan: object, fn: Callable[[Callable[[], bool]], T]) -> T:
         """Run ``fn(should_stop)`` for a parsed plan: on the event loop when

@@ -14,9 +14,7 @@ once. Every query reads one snapshot of the store; every update is atomic.
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -42,7 +40,8 @@ from engine.sparql.exec import (
 )
 from engine.sparql.expr import EvalContext
 from engine.sparql.results import decoded_rows
-from engine.sparql.syntax import parse_query, parse_update
+from engine.sparql.syntax import SparqlSyntaxError, parse_query, parse_update
+from engine.sparql.syntax.shapes import ShapeCache
 from engine.store import DEFAULT_GRAPH, QuadStore, Shutdown, deadline_check, row_budget, triples_by_graph
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
@@ -120,8 +119,8 @@ class Store:
         #: the ID-level store: one process's, or a cluster coordinator's
         #: (``engine.cluster.sharded_store``), whose triples live on shards
         self._store = quad_store if quad_store is not None else QuadStore()
-        self._plans: OrderedDict[tuple[str, str | None], A.Query] = OrderedDict()
-        self._plans_lock = threading.Lock()
+        #: parsed queries by shape: a query differing only in a constant is not parsed again
+        self._plans = ShapeCache(PLAN_CACHE_SIZE)
         self._service = ServiceClient(service_timeout)
 
     @property
@@ -262,25 +261,27 @@ class Store:
 
     # ----------------------------------------------------------------- query
     def cached_plan(self, text: str, base: str | None = None) -> A.Query | None:
-        """The parsed query if the plan cache has it (None otherwise); never parses."""
-        key = (text, base)
-        with self._plans_lock:
-            plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-            return plan
+        """The parsed query if the plan cache has its shape (None otherwise); never parses."""
+        found = self.cached_shape(text, base)
+        return None if found is None else found[0]
+
+    def cached_shape(self, text: str, base: str | None = None) -> tuple[A.Query, Hashable] | None:
+        """The parsed query and its shape (a key that outlives this query: the
+        same for every query differing only in a lifted constant) if the plan
+        cache has the shape; None otherwise, and for text that does not even
+        tokenize (:meth:`prepare` raises its error). Costs one tokenizer pass."""
+        try:
+            return self._plans.lookup(text, base)
+        except SparqlSyntaxError:
+            return None
+
+    def prepare_shape(self, text: str, base: str | None = None) -> tuple[A.Query, Hashable]:
+        """The parsed query and its shape, parsed only if the shape is new."""
+        return self._plans.prepare(text, base, parse_query)
 
     def prepare(self, text: str, base: str | None = None) -> A.Query:
-        """Parse a query, or take it from the plan cache."""
-        plan = self.cached_plan(text, base)
-        if plan is not None:
-            return plan
-        plan = parse_query(text, base)
-        with self._plans_lock:
-            self._plans[(text, base)] = plan
-            if len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
-        return plan
+        """Parse a query, or build it from the plan cache's template of its shape."""
+        return self.prepare_shape(text, base)[0]
 
     def query(self, text: str, base: str | None = None, default_graphs: list[str] | None = None,
               named_graphs: list[str] | None = None,
