@@ -49,7 +49,7 @@ class WindowRows:
         return len(self._rows) if self.ids is None else len(self.ids)
 
     def rows(self) -> list[tuple]:
-        """The rows as tuples of terms, decoded once (a term once per column)."""
+        """The rows as tuples of terms, decoded once."""
         if self._rows is None:
             self._rows = decode_rows(self.ids, self.decode)
         return self._rows
@@ -66,17 +66,10 @@ class WindowRows:
 
 
 def decode_rows(ids: np.ndarray, decode: Decode) -> list[tuple]:
-    """Rows of ``ids`` as tuples of terms: each distinct ID of a column is
-    decoded once (rows repeat terms: the channel of every post)."""
+    """Rows of ``ids`` as tuples of terms, a column decoded at a time."""
     if not ids.shape[1]:
         return [()] * len(ids)
-    columns = []
-    for column in ids.T:
-        distinct, inverse = np.unique(column, return_inverse=True)
-        terms = np.empty(len(distinct), dtype=object)
-        terms[:] = decode(distinct)
-        columns.append(terms[inverse].tolist())
-    return list(zip(*columns, strict=True))
+    return list(zip(*[decode(column) for column in ids.T], strict=True))
 
 
 def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
