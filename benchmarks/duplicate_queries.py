@@ -29,7 +29,6 @@ receive one event per step, numbered 1, 2, ... (*complete*).
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import gc
 import json
@@ -42,30 +41,15 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import machine_description, markdown_table, write_section
+from benchmarks.citybench_data import CITYBENCH, CityFeed, citybench_store, query_streams
 from benchmarks.lsbench_data import DEFAULT_SEED, STREAMS, StreamGenerator, generate, scaled_rates
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
 from benchmarks.shared_queries import check_events, load_store
-from engine.rdf import IRI, Literal
+from engine.rdf import IRI
 
 HEADING = "Copies of one query (CityBench queryDuplicates, LSBench L4/L6)"
-CITYBENCH = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "citybench"
-SES = "http://www.insight-centre.org/dataset/SampleEventService#"
-SSN = "http://purl.oclc.org/NET/ssnx/ssn#"
-SAO = "http://purl.oclc.org/NET/sao/"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF_TYPE = IRI("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-#: the static documents, under the IRIs the queries read them with FROM
-STATIC = {
-    "SensorRepository.n3": "http://127.0.0.1:9000/WebGlCity/RDF/SensorRepository.rdf",
-    "AarhusCulturalEvents.n3": "http://127.0.0.1:9000/WebGlCity/RDF/AarhusCulturalEvents.rdf",
-    "AarhusLibraryEvents.n3": "http://127.0.0.1:9000/WebGlCity/RDF/AarhusLibraryEvents.rdf",
-}
 CITY_QUERIES = ("Q1", "Q5", "Q8")
 CITY_STEP_MS, CITY_RANGE_MS = 1_000, 3_000
-#: the CSV column that gives each observed property's value (by the property's type)
-TRAFFIC_COLUMNS = {"CongestionLevel": "vehicleCount", "VehicleCount": "vehicleCount",
-                   "AvgSpeed": "avgSpeed", "EstimatedTime": "avgMeasuredTime",
-                   "MeasureTime": "medianMeasuredTime"}
 DEFAULT_CITY_KS = (1, 10, 100)
 DEFAULT_LSBENCH_KS = (1, 10)
 
@@ -139,76 +123,16 @@ def run_copies(engine, name: str, registration: Callable[[str], str], streams: S
 
 
 # ---------------------------------------------------------------- CityBench
-def citybench_store():
-    """A store with CityBench's static documents under the IRIs the queries name."""
-    from engine.api import Store
-
-    store = Store()
-    for document, graph in STATIC.items():
-        store.load(CITYBENCH / "dataset" / document, format="turtle", graph=graph)
-    return store
-
-
-def query_streams(text: str) -> list[str]:
-    """The stream IRIs a CityBench query reads, in order."""
-    import re
-
-    return re.findall(r"from\s+stream\s+<([^>]+)>", text, re.IGNORECASE)
-
-
-class CityFeed:
-    """CityBench's streams annotated from their CSV rows, one row per stream
-    every ``row_ms`` of application time (streams offset from each other)."""
-
-    def __init__(self, store, streams: Sequence[str], row_ms: int) -> None:
-        self.row_ms = row_ms
-        self.next_ts = {s: 1 + 97 * i for i, s in enumerate(streams)}
-        self.rows = {s: list(csv.DictReader((CITYBENCH / "streams" / f"{s.rsplit('#', 1)[1]}.stream").open()))
-                     for s in streams}
-        self.taken = dict.fromkeys(streams, 0)
-        self.properties = {s: self._observed(store, s) for s in streams}
-
-    @staticmethod
-    def _observed(store, stream: str) -> list[tuple[IRI, str]]:
-        result = store.query(f"SELECT ?p ?t WHERE {{ GRAPH <{STATIC['SensorRepository.n3']}> "
-                             f"{{ <{stream}> <{SSN}observes> ?p . ?p a ?t }} }}")
-        return [(p, t.value.rsplit("#", 1)[1]) for p, t in result.rows()]
-
-    def _value(self, row: dict, kind: str) -> Literal:
-        if kind == "ParkingVacancy":
-            return Literal(str(int(row["totalspaces"]) - int(row["vehiclecount"])), XSD + "integer")
-        return Literal(row[TRAFFIC_COLUMNS[kind]], XSD + "integer")
-
-    def __call__(self, until: int) -> dict[str, list]:
-        out: dict[str, list] = {}
-        for stream, ts in self.next_ts.items():
-            items = out.setdefault(stream, [])
-            while ts < until:
-                number = self.taken[stream]
-                row = self.rows[stream][number % len(self.rows[stream])]
-                triples = []
-                for k, (prop, kind) in enumerate(self.properties[stream]):
-                    ob = IRI(f"{SES}Observation-{stream.rsplit('#', 1)[1]}-{number}-{k}")
-                    triples += [(ob, RDF_TYPE, IRI(SSN + "Observation")),
-                                (ob, IRI(SSN + "observedProperty"), prop),
-                                (ob, IRI(SAO + "hasValue"), self._value(row, kind)),
-                                (ob, IRI(SSN + "observedBy"), IRI(stream))]
-                items.append((ts, triples))
-                self.taken[stream] += 1
-                ts += self.row_ms
-            self.next_ts[stream] = ts
-        return out
-
-
-def citybench_runs(ks: Sequence[int], steps: int, row_ms: int, label: str = "") -> list[Run]:
-    """Q1, Q5, Q8 at each K, one CSV row per stream every ``row_ms``."""
+def citybench_runs(ks: Sequence[int], steps: int, row_ms: int, label: str = "",
+                   queries: Sequence[str] = CITY_QUERIES) -> list[Run]:
+    """``queries`` (Q1, Q5, Q8) at each K, one CSV row per stream every ``row_ms``."""
     from engine.stream import StreamDefinition, StreamEngine
 
     if not ks:
         return []
     store = citybench_store()
     engine = StreamEngine(store)
-    texts = {q: (CITYBENCH / "csparql_query" / f"{q}.txt").read_text() for q in CITY_QUERIES}
+    texts = {q: (CITYBENCH / "csparql_query" / f"{q}.txt").read_text() for q in queries}
     streams = sorted({s for text in texts.values() for s in query_streams(text)})
     for stream in streams:
         engine.declare_stream(StreamDefinition(stream.rsplit("#", 1)[1], IRI(stream)))

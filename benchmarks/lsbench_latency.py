@@ -33,6 +33,7 @@ import queue
 import statistics
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -63,7 +64,8 @@ _clock = time.perf_counter
 
 
 # ------------------------------------------------------------------- engine
-def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int) -> dict[str, Latencies]:
+def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed: int,
+                     queries: Sequence[LSBenchQuery] = QUERIES) -> dict[str, Latencies]:
     from engine.stream import StreamDefinition, StreamEngine
 
     engine = StreamEngine(store)
@@ -71,7 +73,7 @@ def engine_latencies(store, data: LSBenchData, scale: float, windows: int, seed:
         engine.declare_stream(StreamDefinition(spec.name, spec.iri, timing=spec.timing))
     generator = StreamGenerator(data, scaled_rates(scale), seed)
     out: dict[str, Latencies] = {}
-    for query in QUERIES:
+    for query in queries:
         arrivals: dict[int, tuple[float, int]] = {}
         running = engine.register(query.registration())
         subscription = running.subscribe()

@@ -36,7 +36,7 @@ from engine.cluster.shard_ops import Op, op_ids
 from engine.durability.directory_lock import DirectoryLock
 from engine.durability.log_scan import LogDamaged, recover_log, scan_log
 from engine.durability.wal import WriteAheadLog, fsync_directory
-from engine.rdf import format_term, parse_term
+from engine.rdf import format_term, is_value, parse_term
 
 COMPACTED = "compacted.json"
 #: bytes of log after which the coordinator tries to compact it
@@ -119,7 +119,8 @@ class CoordinatorLog:
         """Log commit ``version`` (absorbing the stream batch at position
         ``batch`` of the streams log, if given) and wait until it is durable."""
         ids = op_ids(ops)
-        new = [int(i) for i in ids[ids > self.base_terms] if int(i) not in self._spelled]
+        # a value ID spells itself (engine.rdf.value_ids): only dictionary IDs are logged
+        new = [int(i) for i in ids[(ids > self.base_terms) & ~is_value(ids)] if int(i) not in self._spelled]
         spelled = [(i, format_term(self.terms.decode(i))) for i in new]
         lsn = self.wal.append(pickle.dumps((version, spelled, ops, batch), protocol=5))
         if lsn != version:

@@ -33,9 +33,8 @@ from engine.cluster.shard_state import ShardState, open_base
 from engine.cluster.shard_streams import ShardStreams
 from engine.durability.log_scan import recover_log
 from engine.durability.wal import WriteAheadLog, fsync_directory
-from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
-from engine.store.layered_graph import Delta, LayeredGraph
+from engine.store.layered_graph import Delta, LayeredGraph, compact_layers
 from engine.store.memory_graph import MemoryGraph
 from engine.store.quad_store import COMPACT_MIN
 
@@ -162,7 +161,7 @@ def _read_graph(path: Path, kind: str, loaded: Graph | None) -> Graph:
             base = loaded
         else:
             s, p, o = data["s"], data["p"], data["o"]
-            base = CompactGraph.build(s, p, o) if len(s) >= COMPACT_MIN else MemoryGraph(s, p, o)
+            base = compact_layers(s, p, o) if len(s) >= COMPACT_MIN else MemoryGraph(s, p, o)
         if kind == "plain":
             return base
         return LayeredGraph(base, _read_layers(data, "d"), _read_layers(data, "c"))

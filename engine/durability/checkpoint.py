@@ -19,7 +19,10 @@ never held whole in memory:
   as the merged edges come (``engine.store.csr_stream``);
 - but the stream rows that pending windows still read as of their close
   are not merged: they keep their timestamps in a file beside the graphs
-  (``engine.durability.checkpoint_layers``), which recovery puts back.
+  (``engine.durability.checkpoint_layers``), which recovery puts back;
+- and the triples that name a value ID (a number or boolean whose ID is its
+  value, ``engine.rdf.value_ids``) go to that file too, as stored data of
+  no stream: CSR arrays are indexed by ID, and a value ID is 2**30 and up.
 
 The extra memory is a few chunks plus the sorted deltas, which are a
 fraction of the changes the server holds in memory anyway. Every triple
@@ -40,11 +43,11 @@ import numpy as np
 
 from engine.durability.checkpoint_layers import save_layers
 from engine.durability.checkpoint_terms import write_terms
-from engine.rdf import Term
-from engine.store import CompactGraph, Delta, LayeredGraph, Snapshot
+from engine.rdf import Term, is_value
+from engine.store import NO_STREAM, CompactGraph, Delta, LayeredGraph, MemoryGraph, Snapshot
 from engine.store.array_files import FileArray, link_or_copy, save_array
 from engine.store.compact_dictionary import TermArrays
-from engine.store.compact_graph import Adjacency
+from engine.store.compact_graph import Adjacency, holds_values
 from engine.store.csr import id_dtype
 from engine.store.csr_stream import (
     AdjacencyWriter,
@@ -55,6 +58,7 @@ from engine.store.csr_stream import (
     sorted_edges,
 )
 from engine.store.graph import Graph
+from engine.store.layered_graph import make_delta
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, MANIFEST, TERMS, Manifest, adjacency_dir
 from engine.store.memory_graph import EMPTY
 
@@ -70,6 +74,7 @@ class IdCheck:
 
     def __call__(self, *columns: np.ndarray) -> None:
         for column in columns:
+            column = column[~is_value(column)]  # a value ID needs no term
             if not len(column):
                 continue
             if int(column.min()) <= 0 or int(column.max()) > self.highest:
@@ -105,13 +110,18 @@ def write_checkpoint(snapshot: Snapshot, view: tuple[TermArrays, list[Term | Non
             if graph_id:
                 check(np.array([graph_id], dtype=np.int64))
             base, deltas = graph, ()
+            kept = None
             if isinstance(graph, LayeredGraph):
                 deltas, kept = graph.split(retained or {})
                 base = graph.base
-                if len(kept.deltas):
-                    apart[graph_id] = kept
-                    for d in (*kept.deltas, *kept.copies):
-                        check(d.triples.s, d.triples.p, d.triples.o)
+            base, deltas, values = _values_apart(base, deltas)
+            if values is not None:
+                kept = LayeredGraph(MemoryGraph.empty(), (*(kept.deltas if kept else ()), values),
+                                    kept.copies if kept else ())
+            if kept is not None and len(kept.deltas):
+                apart[graph_id] = kept
+                for d in (*kept.deltas, *kept.copies):
+                    check(d.triples.s, d.triples.p, d.triples.o)
             if len(base) or any(len(d.ts) for d in deltas):
                 counts[str(graph_id)] = _write_graph(base, deltas, work, graph_id, ids, check)
     save_layers(work, apart, streams or {})
@@ -158,6 +168,29 @@ def _write_graph(base: Graph, deltas: tuple[Delta, ...], root: Path, graph_id: i
             writer.add(*chunk)
         written.append(writer.close())
     return written[0]
+
+
+def _values_apart(base: Graph, deltas: tuple[Delta, ...]) -> tuple[Graph, tuple[Delta, ...], Delta | None]:
+    """``(base, deltas, values)``: the triples that name a value ID taken out
+    of an in-memory base and of the deltas to fold (a compact base never
+    holds one), as one delta of stored data (no stream); None when none do."""
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    if not isinstance(base, CompactGraph) and len(base) and holds_values(base.s, base.o):
+        rows = is_value(base.s) | is_value(base.o)
+        found.append((base.s[rows], base.p[rows], base.o[rows]))
+        base = MemoryGraph(base.s[~rows], base.p[~rows], base.o[~rows], unique=True)
+    folded = []
+    for d in deltas:
+        t = d.triples
+        if len(t) and holds_values(t.s, t.o):
+            rows = is_value(t.s) | is_value(t.o)
+            found.append((t.s[rows], t.p[rows], t.o[rows]))
+            d = make_delta(t.s[~rows], t.p[~rows], t.o[~rows], d.ts[~rows], d.stream)
+        folded.append(d)
+    if not found:
+        return base, deltas, None
+    s, p, o = (np.concatenate([f[i] for f in found]) for i in range(3))
+    return base, tuple(folded), make_delta(s, p, o, np.zeros(len(s), dtype=np.int64), NO_STREAM)
 
 
 def _single_shard(graph: Graph) -> bool:

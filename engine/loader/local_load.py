@@ -44,7 +44,7 @@ def write_store_directory(parts: Iterable[SpelledQuads], target: Path, sources: 
         raise FileExistsError(f"{target} exists; a store directory is built new")
     work = target.with_name(target.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
-    terms = CompactTermDictionary()
+    terms = CompactTermDictionary(values=False)  # its graphs are CSR arrays indexed by ID
     columns: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for quads in parts:
         for gid, triples in triples_by_graph(terms, quads).items():

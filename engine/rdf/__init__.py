@@ -9,6 +9,7 @@ syntaxes, and the media types that name them.
 - :mod:`~engine.rdf.graph_writers`: graphs written a chunk at a time in every syntax offered, by
   :mod:`~engine.rdf.turtle_writer`, :mod:`~engine.rdf.jsonld_writer` and :mod:`~engine.rdf.rdfxml_writer`
   (with the name grammars of :mod:`~engine.rdf.names`).
+- :mod:`~engine.rdf.value_ids`: IDs that are a number's or boolean's value (never in the dictionary).
 - :mod:`~engine.rdf.spelled_quads`: canonical N-Quads text to columns of distinct spellings (bulk loads).
 - :mod:`~engine.rdf.media_types`: the registry of RDF and result media types.
 - :mod:`~engine.rdf.iri`: relative IRI resolution (RFC 3986).
@@ -92,9 +93,28 @@ from engine.rdf.terms import (
     iri_problem,
     numeric_value,
 )
+from engine.rdf.value_ids import (
+    VALUE_BASE,
+    encode_spans,
+    is_value,
+    value_id,
+    value_kinds,
+    value_numbers,
+    value_term,
+    value_terms,
+)
 from engine.rdf.xml_text import NotXmlText, check_xml_text
 
 __all__ = [
+    # value IDs
+    "VALUE_BASE",
+    "encode_spans",
+    "is_value",
+    "value_id",
+    "value_kinds",
+    "value_numbers",
+    "value_term",
+    "value_terms",
     # terms and vocabulary
     "IRI",
     "BNode",

@@ -8,7 +8,10 @@ store's compact dictionary
 one string blob, memory-mapped from a loaded store or built by loads), which
 keeps terms met one at a time in a ``MemoryTermDictionary``.
 Transient terms (stream timing data) are part of the contract, so callers
-never need to ask which kind they hold.
+never need to ask which kind they hold. The compact dictionary also hands
+out value IDs (:mod:`engine.rdf.value_ids`: a number or boolean whose ID is
+its value, at and above ``VALUE_BASE``) and decodes them; the in-memory one
+numbers every term.
 """
 
 from __future__ import annotations

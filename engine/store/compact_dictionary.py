@@ -25,6 +25,14 @@ compact ones; this class implements the whole
 (compact terms are simply never freed). Once the overlay has handed out an
 ID the compact part stops growing (its IDs would collide with the overlay's)
 and later loads add their new terms to the overlay.
+
+Numbers and booleans whose spelling :mod:`engine.rdf.value_ids` can give back
+exactly get value IDs (at and above ``VALUE_BASE``), unless the dictionary
+already holds the term (a store loaded or checkpointed before, or a cluster
+coordinator's restored term): one term has one ID at any time. Value IDs are
+never stored, referenced or freed here; ``values=False`` (a store directory
+being written, whose graphs are CSR arrays indexed by ID) keeps every term in
+the dictionary.
 """
 
 from __future__ import annotations
@@ -39,15 +47,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.rdf import (
+    VALUE_BASE,
     MemoryTermDictionary,
     SpelledTerms,
     Term,
     arrow_positions,
+    encode_spans,
     format_term,
+    is_value,
     parse_term,
     spelling_kinds,
     spelling_numbers,
     string_buffers,
+    value_id,
+    value_kinds,
+    value_numbers,
+    value_term,
+    value_terms,
 )
 from engine.store.layout import HASH_IDS, STRINGS
 from engine.store.spelling_index import SpellingIndex
@@ -178,8 +194,10 @@ def _id_dtype(largest: int) -> np.dtype:
 class CompactTermDictionary:
     """Terms <-> IDs over compact arrays (see the module docstring), plus an overlay."""
 
-    def __init__(self, arrays: TermArrays | None = None) -> None:
+    def __init__(self, arrays: TermArrays | None = None, values: bool = True) -> None:
         self._arrays = arrays if arrays is not None else TermArrays.empty()
+        #: whether numbers and booleans get value IDs (a store too large for them keeps its terms)
+        self._values = values and len(self._arrays) < VALUE_BASE
         self._overlay = MemoryTermDictionary()
         #: the overlay terms that stream batches met, by spelling hash
         self._indexed = SpellingIndex()
@@ -221,6 +239,11 @@ class CompactTermDictionary:
                 if arrays.spelling(int(ids[i])) != terms[i].as_py():
                     raise ValueError("two different terms share a 64-bit hash; "
                                      f"the store cannot number {terms[i].as_py()}")
+            missing = np.flatnonzero(ids == 0)
+            if self._values and len(missing):
+                starts = offsets[:-1].astype(np.int64)[missing]
+                lengths = np.diff(offsets).astype(np.int64)[missing]
+                ids[missing] = self._value_ids(data, starts, lengths, hashes[missing])
             if self._overlay.highest_id:
                 return self._encode_in_overlay(terms, ids)
             new = np.flatnonzero(ids == 0)
@@ -231,16 +254,46 @@ class CompactTermDictionary:
             new_hashes = hashes[new]
             if len(np.unique(new_hashes)) != len(new_hashes):
                 raise ValueError("two different terms share a 64-bit hash; the store cannot number them")
+            if self._values and len(arrays) + len(new) >= VALUE_BASE:
+                raise ValueError("the dictionary is full: term IDs must stay below the value IDs")
             self._arrays, ids[new] = arrays.appended(terms.take(arrow_positions(new)), new_hashes)
             self._find.cache_clear()  # it remembers misses
             return ids
 
     def _encode_in_overlay(self, terms: pa.Array, ids: np.ndarray) -> np.ndarray:
         """The IDs still 0 in ``ids``, one term at a time through the overlay."""
-        base = len(self._arrays)
         for i in np.flatnonzero(ids == 0).tolist():
-            ids[i] = self._overlay.encode(parse_term(terms[i].as_py())) + base
+            ids[i] = self._overlay_encode(parse_term(terms[i].as_py()))
         return ids
+
+    def _overlay_encode(self, term: Term, transient: bool = False) -> int:
+        """A new overlay ID for ``term`` (the caller holds the lock), refused
+        when it would reach the value IDs."""
+        overlay = self._overlay
+        found = (overlay.encode_transient if transient else overlay.encode)(term) + len(self._arrays)
+        if self._values and found >= VALUE_BASE:
+            raise ValueError("the dictionary is full: term IDs must stay below the value IDs")
+        return found
+
+    def _value_ids(self, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                   hashes: np.ndarray) -> np.ndarray:
+        """The value ID of each spelling the compact arrays lack (0: none),
+        unless the overlay holds the term: a restored term keeps its ID
+        (:meth:`restore` indexes such terms by spelling)."""
+        ids = encode_spans(data, starts, lengths)
+        hit = np.flatnonzero(ids)
+        if len(hit) and self._indexed.restored:
+            checks = hash_spans(data, starts[hit], lengths[hit], CHECK_SEED)
+            ids[hit[self._indexed.find(hashes[hit], checks) != 0]] = 0
+        return ids
+
+    def _value_mask(self, ids: np.ndarray) -> np.ndarray:
+        """Which IDs are value IDs (none in a store too large to have them)."""
+        return is_value(ids) if self._values else np.zeros(len(ids), dtype=bool)
+
+    def _term_value_id(self, term: Term) -> int:
+        """:func:`value_id` of a term the dictionary does not hold (0: none)."""
+        return value_id(term) if self._values else 0
 
     # ----------------------------------------------------------------- lookup
     def _find_spelling(self, nt: str) -> int:
@@ -257,36 +310,40 @@ class CompactTermDictionary:
     def _overlay_ids(self, ids: np.ndarray) -> np.ndarray:
         ids = np.asarray(ids, dtype=np.int64)
         base = len(self._arrays)
-        return ids[ids > base] - base
+        return ids[(ids > base) & ~self._value_mask(ids)] - base
 
     def lookup(self, term: Term) -> int:
-        """The ID of ``term`` or 0 when the dictionary has never seen it."""
-        return self._shift(self._overlay.lookup(term)) or self._in_base(term)
+        """The ID of ``term`` (a value ID for a number it does not hold) or 0
+        when the dictionary has never seen it."""
+        return (self._shift(self._overlay.lookup(term)) or self._in_base(term)
+                or self._term_value_id(term))
 
     def lookup_pinned(self, term: Term) -> int:
         """Like :meth:`lookup`, but 0 for an overlay ID that may be freed (the
-        compact terms are all permanent)."""
-        return self._shift(self._overlay.lookup_pinned(term)) or self._in_base(term)
+        compact terms are all permanent, and value IDs are never freed)."""
+        return (self._shift(self._overlay.lookup_pinned(term)) or self._in_base(term)
+                or self._term_value_id(term))
 
     def encode(self, term: Term) -> int:
-        """The ID of ``term``, assigning an overlay ID if it is not known yet."""
+        """The ID of ``term``, assigning an overlay ID if it is not known yet
+        and has no value ID."""
         if not self._overlay.lookup(term):
-            found = self._in_base(term)
+            found = self._in_base(term) or self._term_value_id(term)
             if found:
                 return found
         with self._lock:
-            return self._shift(self._overlay.encode(term))
+            return self._overlay_encode(term)
 
     def encode_transient(self, term: Term) -> int:
         """Like :meth:`encode`; a new overlay ID may be freed again (see release)."""
         found = self._overlay.lookup(term)
         if found:
             return self._shift(found)
-        found = self._in_base(term)
+        found = self._in_base(term) or self._term_value_id(term)
         if found:
             return found
         with self._lock:
-            return self._shift(self._overlay.encode_transient(term))
+            return self._overlay_encode(term, transient=True)
 
     def encode_spelled_transient(self, spelled: SpelledTerms) -> np.ndarray:
         """Like :meth:`encode_transient` for each of a batch's spellings, in
@@ -319,12 +376,15 @@ class CompactTermDictionary:
                 indexed = self._indexed.find(distinct[missing], checks[missing])
                 ids[missing] = np.where(indexed, indexed + base, 0)
                 rest = missing[indexed == 0]
+                if self._values and len(rest):  # numbers the dictionary does not hold: their values
+                    ids[rest] = encode_spans(terms.data, terms.starts[rest], terms.lengths[rest])
+                    rest = rest[ids[rest] == 0]
                 # in order of first occurrence: new IDs as one-at-a-time encoding hands them out
                 rest = rest[np.argsort(first[rest])]
-                overlay = np.array([self._overlay.encode_transient(parse_term(terms.spelling(i)))
+                overlay = np.array([self._overlay_encode(parse_term(terms.spelling(i)), transient=True)
                                     for i in rest.tolist()], dtype=np.int64)
-                ids[rest] = overlay + base
-                self._indexed.add(overlay, distinct[rest], checks[rest])
+                ids[rest] = overlay
+                self._indexed.add(overlay - base, distinct[rest], checks[rest])
         return ids[inverse]
 
     def restore(self, term_id: int, term: Term) -> None:
@@ -337,6 +397,12 @@ class CompactTermDictionary:
             return
         with self._lock:
             self._overlay.restore(term_id - len(self._arrays), term)
+            if self._values and value_id(term):  # found by spelling before its value ID
+                spelling = np.frombuffer(format_term(term).encode("utf-8"), dtype=np.uint8)
+                span = (np.zeros(1, np.int64), np.array([len(spelling)], np.int64))
+                overlay_id = np.array([term_id - len(self._arrays)], np.int64)
+                self._indexed.add(overlay_id, hash_spans(spelling, *span),
+                                  hash_spans(spelling, *span, CHECK_SEED), restored=True)
 
     def encode_many(self, terms: list[Term]) -> np.ndarray:
         """IDs for a list of terms as an int64 array."""
@@ -368,6 +434,8 @@ class CompactTermDictionary:
         """The term for an ID (None for 0, the unbound marker)."""
         if term_id <= 0:
             return None
+        if term_id >= VALUE_BASE and self._values:
+            return value_term(term_id)
         base = len(self._arrays)
         if term_id > base:
             return self._overlay.decode(term_id - base)
@@ -381,12 +449,17 @@ class CompactTermDictionary:
 
     def decode_many(self, ids: np.ndarray) -> list[Term | None]:
         """Terms for a column of IDs (a result's column: mostly recent terms)."""
+        ids = np.asarray(ids)
+        values = self._value_mask(ids)
         cached = self._decoded.get
         decode = self.decode
-        out = []
-        for term_id in np.asarray(ids).tolist():
+        out: list[Term | None] = []
+        for term_id in (np.where(values, 0, ids) if values.any() else ids).tolist():
             term = cached(term_id)
             out.append(term if term is not None else decode(term_id))
+        at = np.flatnonzero(values)
+        for i, term in zip(at.tolist(), value_terms(ids[at])):
+            out[i] = term
         return out
 
     # ------------------------------------------------------------ side arrays
@@ -395,10 +468,13 @@ class CompactTermDictionary:
         ids = np.asarray(ids, dtype=np.int64)
         arrays = self._arrays
         base = len(arrays)
-        over = ids > base
-        out = arrays.kinds[np.where(over | (ids < 0), 0, ids)]
+        values = self._value_mask(ids)
+        over = (ids > base) & ~values
+        out = arrays.kinds[np.where(over | values | (ids < 0), 0, ids)]
         if over.any():
             out[over] = self._overlay.kinds(ids[over] - base)
+        if values.any():
+            out[values] = value_kinds(ids[values])
         return out
 
     def numbers(self, ids: np.ndarray) -> np.ndarray:
@@ -412,7 +488,10 @@ class CompactTermDictionary:
             hit = nid[at] == ids
             out[hit] = arrays.numeric_values[at[hit]]
         base = len(arrays)
-        over = ids > base
+        values = self._value_mask(ids)
+        over = (ids > base) & ~values
         if over.any():
             out[over] = self._overlay.numbers(ids[over] - base)
+        if values.any():
+            out[values] = value_numbers(ids[values])
         return out

@@ -34,8 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.rdf import is_value
 from engine.store.csr import build_adjacency
-from engine.store.graph import Matches, NeighbourReader, contains_by_match
+from engine.store.graph import Graph, Matches, NeighbourReader, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
 from engine.store.row_budget import check_rows
@@ -373,13 +374,26 @@ class CompactGraph(DerivedColumns):
         """One vertex's neighbours at a time (:func:`engine.store.graph.neighbour_reader`)."""
         return (self._in if backward else self._out).neighbour_reader(predicate, excluded)
 
-    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> CompactGraph:
+    def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> Graph:
         """A compact copy with the changes (a mapped graph itself is read-only):
-        rebuilt in O(n log n), as an in-memory graph is, and as compact as before."""
+        rebuilt in O(n log n), as an in-memory graph is, and as compact as
+        before (unless the changes bring value IDs: :func:`compact_or_memory`)."""
         s, p, o = self._columns
         if remove is not None and len(remove):
             keep = ~remove.contains(s, p, o)
             s, p, o = s[keep], p[keep], o[keep]
         if add is not None and len(add):
             s, p, o = np.concatenate([s, add.s]), np.concatenate([p, add.p]), np.concatenate([o, add.o])
-        return CompactGraph.build(s, p, o)
+        return compact_or_memory(s, p, o)
+
+
+def holds_values(s: np.ndarray, o: np.ndarray) -> bool:
+    """Whether any triple names a value ID (``engine.rdf.value_ids``)."""
+    return bool(is_value(o).any() or is_value(s).any())
+
+
+def compact_or_memory(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Graph:
+    """The triples as compact CSR arrays, or as an in-memory graph when one
+    names a value ID: CSR arrays are indexed by vertex ID, and a value ID
+    (2**30 and up) would size them by the value, not by the store."""
+    return MemoryGraph(s, p, o) if holds_values(s, o) else CompactGraph.build(s, p, o)

@@ -31,7 +31,8 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.store.compact_graph import CompactGraph
+from engine.rdf import is_value
+from engine.store.compact_graph import CompactGraph, holds_values
 from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
 from engine.store.union_graph import UnionGraph
@@ -80,6 +81,31 @@ def make_delta(s: np.ndarray, p: np.ndarray, o: np.ndarray, ts: np.ndarray, stre
     order = np.lexsort((o, s, p))
     triples = MemoryGraph(s[order], p[order], o[order], unique=True)
     return Delta(triples, ts[order], stream)
+
+
+def split_values(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> tuple[CompactGraph, Delta | None]:
+    """CSR arrays of the triples (any order, repeats allowed) that name no
+    value ID, and the others as a delta of stored data (no stream), None when
+    there are none: CSR arrays are indexed by vertex ID, and a value ID
+    (``engine.rdf.value_ids``, 2**30 and up) would size them by the value."""
+    if not holds_values(s, o):
+        return CompactGraph.build(s, p, o), None
+    rows = is_value(s) | is_value(o)
+    values = MemoryGraph(s[rows], p[rows], o[rows])
+    compact = CompactGraph.build(s[~rows], p[~rows], o[~rows])
+    return compact, make_delta(values.s, values.p, values.o, np.zeros(len(values), dtype=np.int64), NO_STREAM)
+
+
+def compact_layers(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Graph:
+    """The triples as compact CSR arrays, the ones that name a value ID
+    beside them (:func:`split_values`)."""
+    compact, values = split_values(s, p, o)
+    return compact if values is None else LayeredGraph(compact, (values,))
+
+
+def _value_rows(d: Delta) -> int:
+    t = d.triples
+    return int(np.count_nonzero(is_value(t.s) | is_value(t.o)))
 
 
 def _merge(deltas: list[Delta]) -> Delta:
@@ -210,15 +236,20 @@ class LayeredGraph(UnionGraph):
         for d in self.deltas:
             (movable if d.stream not in safe or d.max_ts < safe[d.stream] else pinned).append(d)
         delta_rows = sum(len(d.triples) for d in movable)
+        if isinstance(self.base, CompactGraph):  # rows that name a value ID stay beside its arrays
+            delta_rows -= sum(_value_rows(d) for d in movable)
         if movable and delta_rows * 4 >= max(len(self.base), 65536):
             base = self.base
             s, p, o = base.s, base.p, base.o
             columns = (np.concatenate([s, *(d.triples.s for d in movable)]),
                        np.concatenate([p, *(d.triples.p for d in movable)]),
                        np.concatenate([o, *(d.triples.o for d in movable)]))
+            if not isinstance(base, CompactGraph):
+                return LayeredGraph(MemoryGraph(*columns), tuple(pinned), _copies_of(self.copies, pinned))
             # a compact base stays compact (27 bytes a triple, not up to 96)
-            merged = CompactGraph.build(*columns) if isinstance(base, CompactGraph) else MemoryGraph(*columns)
-            return LayeredGraph(merged, tuple(pinned), _copies_of(self.copies, pinned))
+            compact, values = split_values(*columns)
+            kept = (values, *pinned) if values is not None else tuple(pinned)
+            return LayeredGraph(compact, kept, _copies_of(self.copies, pinned))
         if len(self.deltas) > MAX_DELTAS or len(self.copies) > MAX_DELTAS:
             return LayeredGraph(self.base, (*_merged_by_stream(movable), *pinned),
                                 tuple(_merged_by_stream(list(self.copies))))

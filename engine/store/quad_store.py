@@ -31,10 +31,9 @@ import numpy as np
 
 from engine.rdf import SpelledQuads, TermDictionary
 from engine.store.compact_dictionary import CompactTermDictionary
-from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph
 from engine.store.journal import Change, Journal
-from engine.store.layered_graph import NO_STREAM, LayeredGraph
+from engine.store.layered_graph import NO_STREAM, LayeredGraph, compact_layers
 from engine.store.memory_graph import MemoryGraph
 
 #: graph ID of the default graph (term IDs of named graphs are >= 1)
@@ -128,10 +127,11 @@ class Transaction:
     def load(self, graph_id: int, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> None:
         """Add a bulk load's triples: an empty graph becomes compact CSR arrays
         (int32 IDs, both directions, about 27 bytes a triple) when the load is
-        large enough; otherwise the triples are added as by :meth:`add`."""
+        large enough (the triples that name a value ID beside them, as a
+        delta of no stream); otherwise the triples are added as by :meth:`add`."""
         if len(s) >= COMPACT_MIN and len(self.graph(graph_id)) == 0:
             self._record("add", graph_id, s, p, o)
-            self.graphs[graph_id] = CompactGraph.build(s, p, o)
+            self.graphs[graph_id] = compact_layers(s, p, o)
             return
         self.add(graph_id, s, p, o)
 

@@ -8,7 +8,9 @@ also kept here under two hashes of their spelling (the store's and a second
 seed's: two spellings that agree on both are taken to be one, as the loader
 does), sorted, and a whole batch's spellings are found with one binary
 search. An ID the overlay frees is forgotten (its entry stays in the sorted
-arrays until the next rebuild, but no longer matches).
+arrays until the next rebuild, but no longer matches). A number or boolean
+a cluster coordinator restored into the overlay is indexed too: it keeps that
+ID rather than getting a value ID (``engine.rdf.value_ids``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class SpellingIndex:
         self._hash_of = np.zeros(1024, dtype=np.int64)
         self._check_of = np.zeros(1024, dtype=np.int64)
         self._live = 0
+        #: whether restored terms are indexed (only then must value IDs be checked here)
+        self.restored = False
 
     def find(self, hashes: np.ndarray, checks: np.ndarray) -> np.ndarray:
         """The overlay ID of each spelling (0: not indexed)."""
@@ -37,10 +41,12 @@ class SpellingIndex:
         hit = (self._hashes[at] == hashes) & (self._hash_of[ids] == hashes) & (self._check_of[ids] == checks)
         return np.where(hit, ids, 0)
 
-    def add(self, ids: np.ndarray, hashes: np.ndarray, checks: np.ndarray) -> None:
-        """Index overlay ``ids`` (distinct, not indexed yet) under their spellings' hashes."""
+    def add(self, ids: np.ndarray, hashes: np.ndarray, checks: np.ndarray, restored: bool = False) -> None:
+        """Index overlay ``ids`` (distinct, not indexed yet) under their spellings'
+        hashes; ``restored``: terms a restart gave back their IDs."""
         if not len(ids):
             return
+        self.restored |= restored
         top = int(ids.max())
         if top >= len(self._hash_of):
             size = max(top + 1, 2 * len(self._hash_of))

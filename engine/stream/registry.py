@@ -58,10 +58,12 @@ class StreamDefinition:
                    data.get("idle", "none"), int(data.get("idle_lag_ms", 1000)))
 
 
-@dataclass
+@dataclass(eq=False)
 class StreamState:
     """A declared stream at run time. ``number`` identifies it in the store's
-    timestamped deltas."""
+    timestamped deltas. Two states are equal only if they are the same object
+    (a field-by-field comparison, arrays included, would cost every
+    ``state in query.streams`` and mean nothing)."""
 
     definition: StreamDefinition
     number: int

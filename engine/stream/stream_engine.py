@@ -599,18 +599,24 @@ class StreamEngine:
         used; then hand the store the new retention bounds (stored deltas are
         compacted at every store commit, within the last bounds handed down)."""
         terms = self.store.quad_store.terms
-        for state in self.streams.values():
-            readers = [q for q in self.queries.values() if state in q.streams]
-            before_ts: int | None = None
-            before_seq: int | None = None
-            for q in readers:
-                ts, seq = q.schedule.oldest_needed()
+        read: set[int] = set()  # ids of the streams some query reads
+        oldest: dict[int, tuple[int | None, int | None]] = {}  # by id of the stream
+        for q in self.queries.values():
+            ts, seq = q.schedule.oldest_needed()  # once per query, whatever it reads
+            for state in q.streams:
+                read.add(id(state))
+                if ts is None and seq is None:
+                    continue
+                before_ts, before_seq = oldest.get(id(state), (None, None))
                 if ts is not None:
                     before_ts = ts if before_ts is None else min(before_ts, ts)
                 if seq is not None:
                     before_seq = seq if before_seq is None else min(before_seq, seq)
-            if readers and before_ts is None and before_seq is None:
+                oldest[id(state)] = (before_ts, before_seq)
+        for state in self.streams.values():
+            if id(state) in read and id(state) not in oldest:
                 continue  # readers waiting for their first item: nothing is old yet
+            before_ts, before_seq = oldest.get(id(state), (None, None))
             for chunk in state.log.expire(before_ts, before_seq):
                 terms.release(chunk.term_ids)
         self._hand_down_retention()

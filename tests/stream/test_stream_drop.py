@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from engine.api import Store
 from engine.rdf import IRI, Literal
 from engine.stream import StreamDefinition, StreamEngine
 from engine.stream.errors import StreamError, UnknownStream
@@ -20,15 +19,6 @@ EX = "http://example.org/"
 
 def iri(local: str) -> IRI:
     return IRI(EX + local)
-
-
-@pytest.fixture
-def engine():
-    engine = StreamEngine(Store())
-    engine.declare_stream(StreamDefinition("a", iri("a"), timing=frozenset({EX + "temp"})))
-    engine.declare_stream(StreamDefinition("b", iri("b")))
-    yield engine
-    engine.close()
 
 
 def readings(start: int, count: int, tag: str, step: int = 100) -> list:

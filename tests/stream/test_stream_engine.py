@@ -20,15 +20,6 @@ def triple(s: str, p: str, o) -> tuple:
     return iri(s), iri(p), o if not isinstance(o, str) else iri(o)
 
 
-@pytest.fixture
-def engine():
-    engine = StreamEngine(Store())
-    engine.declare_stream(StreamDefinition("a", iri("a"), timing=frozenset({EX + "temp"})))
-    engine.declare_stream(StreamDefinition("b", iri("b")))
-    yield engine
-    engine.close()
-
-
 def subscribe(engine, text) -> Subscription:
     """Register a query and subscribe to it; the test drains its events."""
     return engine.register(text).subscribe()

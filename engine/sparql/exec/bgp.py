@@ -16,8 +16,9 @@ import numpy as np
 from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.intersection import intersect_closing, worth_intersecting
 from engine.sparql.exec.solutions import Solutions, cross
-from engine.sparql.plan import chunk_bounds, order_patterns
+from engine.sparql.plan import chunk_bounds, closing_pair, connected_groups, order_patterns
 from engine.store import Graph
 
 
@@ -40,15 +41,34 @@ def extend_across_graphs(graph_of: Mapping[A.TriplePattern, Graph], cx: Executio
     Incremental window evaluation needs this: one pattern reads only the
     batches entering the window, the others the window before or after them.
     The planner orders the patterns by the counts of each one's own graph, so
-    the small graph is explored first."""
-    patterns = list(graph_of)
-    if len(patterns) > 1:
-        patterns = _ordered(graph_of, cx, solutions)
-    for pattern in patterns:
-        solutions = extend_with_pattern(solutions, pattern, graph_of[pattern], cx)
-        if not solutions.length:
+    the small graph is explored first. Groups of patterns that share no
+    variable are explored apart and combined once at the end
+    (:func:`engine.sparql.plan.connected_groups`)."""
+    seeded, *apart = connected_groups(tuple(graph_of), set(solutions.columns))
+    result = _explore({p: graph_of[p] for p in seeded}, cx, solutions)
+    for group in apart:
+        if not result.length:
             break
-    return solutions if solutions.length else no_solutions(A.BGP(tuple(graph_of)), solutions)
+        part = _explore({p: graph_of[p] for p in group}, cx, Solutions.unit())
+        result = cross(result, part) if result.columns or result.length != 1 else part
+    return result if result.length else no_solutions(A.BGP(tuple(graph_of)), solutions)
+
+
+def _explore(graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
+             solutions: Solutions) -> Solutions:
+    """``solutions`` extended through connected patterns in the planner's
+    order; two patterns that close a cycle on one variable are taken
+    together, by intersection (:mod:`engine.sparql.exec.intersection`)."""
+    patterns = list(_ordered(graph_of, cx, solutions) if len(graph_of) > 1 else graph_of)  # (a copy: popped)
+    while patterns and solutions.length:
+        pattern = patterns.pop(0)
+        pair = closing_pair(pattern, patterns, solutions.columns)
+        if pair is not None and worth_intersecting(solutions, pair, graph_of, cx):
+            patterns.remove(pair.second)
+            solutions = intersect_closing(solutions, pair, graph_of, cx)
+        else:
+            solutions = extend_with_pattern(solutions, pattern, graph_of[pattern], cx)
+    return solutions
 
 
 #: exploration orders of recent BGPs (see _ordered); cleared when full

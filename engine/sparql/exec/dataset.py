@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from engine.rdf import IRI
@@ -24,20 +26,38 @@ class QueryDataset:
         self.windows = windows or {}
 
 
+#: recent merges, by the identity of the graphs merged (see merged)
+_MERGES: dict[tuple[int, ...], tuple[tuple[Graph, ...], Graph]] = {}
+MERGES_KEPT = 8
+_MERGES_LOCK = threading.Lock()
+
+
 def merged(graphs: list[Graph]) -> Graph:
     """The RDF merge of several graphs (IDs are global, so a plain union).
-    Merging two or more copies their triples: a continuous query with several
-    ``FROM`` graphs pays that per window (one graph is read in place)."""
+    Merging two or more copies their triples and sorts them again. A
+    continuous query with several ``FROM`` graphs asks for the same merge of
+    the same (immutable) graphs at every window: the last few merges are
+    kept, keyed by the graphs' identity (each entry holds its graphs, so an
+    identity is not reused while it is kept)."""
     graphs = [g for g in graphs if len(g)]
     if not graphs:
         return MemoryGraph.empty()
     if len(graphs) == 1:
         return graphs[0]
-    return MemoryGraph(
+    key = tuple(map(id, graphs))
+    found = _MERGES.get(key)
+    if found is not None:
+        return found[1]
+    union = MemoryGraph(
         np.concatenate([g.s for g in graphs]),
         np.concatenate([g.p for g in graphs]),
         np.concatenate([g.o for g in graphs]),
     )
+    with _MERGES_LOCK:  # queries run in several threads
+        if len(_MERGES) >= MERGES_KEPT:
+            _MERGES.pop(next(iter(_MERGES)))
+        _MERGES[key] = (tuple(graphs), union)
+    return union
 
 
 def build_dataset(

@@ -22,7 +22,7 @@ from engine.sparql.exec.evaluation import truth_mask
 from engine.sparql.exec.paths import extend_through_path
 from engine.sparql.exec.service import services_of
 from engine.sparql.exec.solutions import Solutions, concat, join, join_pairs, left_outer, merge, minus
-from engine.sparql.plan import bind_join_applies
+from engine.sparql.plan import bind_join_applies, merged_bgp
 
 #: hidden column that carries the left row number through a bind join
 _ROW = ".row"
@@ -30,7 +30,11 @@ _ROW = ".row"
 
 def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
     """Join: a bind join into a BGP, one SERVICE call per endpoint the left
-    side binds, or both sides joined."""
+    side binds, or both sides joined. A join of nested groups that are all
+    BGPs is matched as one BGP, ordered across the groups."""
+    merged = merged_bgp(node)
+    if merged is not None:
+        return extend_through_bgp(merged, cx, Solutions.unit())
     left = cx.run(node.left)
     if not left.length:
         return left

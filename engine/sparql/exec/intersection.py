@@ -1,0 +1,132 @@
+"""The intersection step: a cycle closed by two patterns at once.
+
+When two patterns leave the same single variable free (the planner's
+:class:`~engine.sparql.plan.ClosingPair`; LSBench L6: the users who know the
+row's friend and subscribe to the row's forum), expanding the first and then
+probing the second builds every candidate of the first, however few
+survive. This step reads each pattern's candidate list once per distinct
+key (rows that share a friend share its list), and for every row
+walks the shorter of its two lists and finds each value in the longer by
+one binary search over all rows at once (in the longer side's
+(key, value) pairs, sorted as one int64 each): the work is the sum over rows of
+the shorter list, as a worst-case-optimal join does, and only the rows that
+survive are built.
+
+The second pattern's lists are read only when the cost model expects them
+to cost no more than the first pattern's expansion
+(:func:`worth_intersecting`); otherwise the patterns are taken one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.rdf import Variable
+from engine.sparql import algebra as A
+from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.solutions import Solutions
+from engine.sparql.plan import ClosingPair
+from engine.store import Graph, expand_ranges
+
+
+@dataclass(frozen=True, slots=True)
+class _Lists:
+    """One pattern's candidates for the free variable: per row the index of
+    its key (``inverse``), per key ``values[starts[k]:starts[k + 1]]``, and
+    the key of each value (``owner``)."""
+
+    inverse: np.ndarray
+    starts: np.ndarray
+    values: np.ndarray
+    owner: np.ndarray
+
+    def lengths(self) -> np.ndarray:
+        """The length of every row's list."""
+        return np.diff(self.starts)[self.inverse]
+
+
+def _distinct_keys(solutions: Solutions, pattern: A.TriplePattern, free: str) -> tuple[list, np.ndarray, int]:
+    """The pattern's bound columns reduced to distinct keys: ``(columns of
+    the distinct keys by position, None where free or constant; per row its
+    key; number of keys)``."""
+    names = sorted({t.name for t in (pattern.subject, pattern.predicate, pattern.object)
+                    if isinstance(t, Variable) and t.name != free})
+    if len(names) == 1:
+        distinct, inverse = np.unique(solutions.columns[names[0]], return_inverse=True)
+        keys = {names[0]: distinct}
+    else:
+        stacked = np.stack([solutions.columns[n] for n in names], axis=1)
+        distinct_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        keys = {n: distinct_rows[:, i] for i, n in enumerate(names)}
+    n_keys = len(next(iter(keys.values())))
+    return [keys.get(t.name) if isinstance(t, Variable) else None
+            for t in (pattern.subject, pattern.predicate, pattern.object)], inverse.reshape(-1), n_keys
+
+
+def _read_lists(keys: tuple[list, np.ndarray, int], pattern: A.TriplePattern, free: str, graph: Graph,
+                cx: ExecutionContext) -> _Lists:
+    """The pattern matched once per distinct key (:func:`_distinct_keys`),
+    grouped by key."""
+    columns, inverse, n_keys = keys
+    positions = (pattern.subject, pattern.predicate, pattern.object)
+    args = [column if column is not None
+            else None if isinstance(t, Variable) else np.full(n_keys, cx.terms.encode(t), dtype=np.int64)
+            for t, column in zip(positions, columns, strict=True)]
+    rows, *matched = graph.match(*args, n_rows=n_keys)
+    values = matched[next(i for i, t in enumerate(positions) if isinstance(t, Variable) and t.name == free)]
+    if len(rows) > 1 and not bool((rows[:-1] <= rows[1:]).all()):
+        order = np.argsort(rows, kind="stable")
+        rows, values = rows[order], values[order]
+    return _Lists(inverse, np.searchsorted(rows, np.arange(n_keys + 1)), values, rows)
+
+
+def worth_intersecting(solutions: Solutions, pair: ClosingPair, graph_of: Mapping[A.TriplePattern, Graph],
+                       cx: ExecutionContext) -> bool:
+    """Whether reading the second pattern's lists (once per distinct key) is
+    expected to cost no more than expanding the first pattern row by row,
+    the cost model says; when not, the patterns are taken one by one."""
+    bound = set(solutions.columns)
+    second_keys = _distinct_keys(solutions, pair.second, pair.variable)[2]
+    second = second_keys * cx.cost.estimate(graph_of[pair.second], pair.second, bound, 1.0)
+    return second <= cx.cost.estimate(graph_of[pair.first], pair.first, bound, float(solutions.length))
+
+
+def intersect_closing(solutions: Solutions, pair: ClosingPair, graph_of: Mapping[A.TriplePattern, Graph],
+                      cx: ExecutionContext) -> Solutions:
+    """``solutions`` extended through both patterns of ``pair``."""
+    free = pair.variable
+    first, second = (_read_lists(_distinct_keys(solutions, p, free), p, free, graph_of[p], cx)
+                     for p in (pair.first, pair.second))
+    combine = _combiner(first.values, second.values)
+    keyed = (np.sort(combine(first.owner, first.values)), np.sort(combine(second.owner, second.values)))
+    walk_first = first.lengths() <= second.lengths()
+    rows, values = [], []
+    sides = ((first, second, keyed[1], walk_first), (second, first, keyed[0], ~walk_first))
+    for walked, probed, probed_keys, which in sides:
+        chosen = np.flatnonzero(which)
+        key = walked.inverse[chosen]
+        picked, at = expand_ranges(walked.starts[key], walked.starts[key + 1])
+        row, value = chosen[picked], walked.values[at]
+        target = combine(probed.inverse[row], value)
+        found = np.searchsorted(probed_keys, target)
+        hit = found < len(probed_keys)
+        hit[hit] = probed_keys[found[hit]] == target[hit]
+        rows.append(row[hit])
+        values.append(value[hit])
+    row = np.concatenate(rows)
+    order = np.argsort(row, kind="stable")
+    return solutions.take(row[order]).with_column(free, np.concatenate(values)[order])
+
+
+def _combiner(first: np.ndarray, second: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``combine(key, value)``: one int64 per (key index, candidate value)
+    that sorts as the pair does. IDs below 2**32 are shifted in beside the
+    key; larger ones are replaced by their rank among both sides' values."""
+    both = np.concatenate([first, second])
+    if not len(both) or (both.min() >= 0 and both.max() < 1 << 32):
+        return lambda keys, values: (keys << 32) | values
+    universe = np.unique(both)
+    return lambda keys, values: keys * len(universe) + np.searchsorted(universe, values)
