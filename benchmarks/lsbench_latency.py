@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     store = load_store(data)
     print(f"{len(data):,} stored triples generated and loaded in {time.perf_counter() - started:.1f}s",
           flush=True)
-    engine = engine_latencies(store, data, args.scale, args.windows, args.seed)
+    engine = engine_latencies(store, data, args.scale, args.windows, args.seed, QUERIES)
     del store
     gc.collect()
     http = None
