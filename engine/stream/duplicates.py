@@ -6,7 +6,7 @@ dashboard query. Copies equal but for their name read the same windows and
 stored graphs at the same instant, so they have the same answer there: the
 engine evaluates the first copy due at an instant (the leader) and hands its
 answer to the others (:func:`fan_out`), each of which applies its own report
-policy (to one count of the answer's rows, made once for all) and numbers
+policy (to one count of the answer's ID rows, made once for all) and numbers
 its own events, as ``docs/semantics.md`` requires of every query. A copy
 registered later shares only at an instant where its own clock and the
 leader's coincide, so it starts where the contract says its own first
@@ -19,10 +19,9 @@ output is absorbed into the store, which the next copy would read.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from engine.sparql.syntax import ContinuousQuery
 from engine.stream.events import WindowEvent
+from engine.stream.report_policy import shared_count
 from engine.stream.running_query import RunningQuery
 
 
@@ -45,8 +44,8 @@ def fan_out(leader_event: WindowEvent, answer, copies: list[RunningQuery], close
         return [running.fail(close, closed_at, leader_event.error, 0.0) for running in copies]
     bounds = tuple((w.start_ms, w.end_ms) for w in leader_event.windows)
     # the answer's multiset, counted once for every copy whose policy keeps it
-    counted = (Counter(answer) if not isinstance(answer, bool) and any(c.policy.keep_result for c in copies)
-               else None)
+    counted = (shared_count(answer) if not isinstance(answer, bool)
+               and any(c.policy.keep_result for c in copies) else None)
     reported: dict = {}
     return [running.report_answer(answer, leader_event.start_ms, leader_event.end_ms, bounds, closed_at,
                                   counted, reported)

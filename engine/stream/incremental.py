@@ -45,6 +45,7 @@ from engine.sparql.expr import EvalContext, expression_variables
 from engine.sparql.plan import HeldOrders, pattern_variables
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import Graph, TimedTriples, TimeSlice, WindowGraph
+from engine.stream.id_rows import WindowRows
 from engine.stream.registry import StreamState
 
 #: the cheaper path is re-measured every this many windows
@@ -229,7 +230,7 @@ class IncrementalWindows:
         self._close = None
 
     def change(self, streams: list[StreamState], stored: tuple, beside, terms: QueryTerms,
-               base: str | None, close: int) -> tuple[list[tuple], list[tuple]] | None:
+               base: str | None, close: int) -> tuple[WindowRows, WindowRows] | None:
         """``(added, removed)`` rows from the previous window's result to the
         result of the window closing at ``close``; None when that cannot be
         computed exactly (or is measured to cost more than a full evaluation),
@@ -267,7 +268,7 @@ class IncrementalWindows:
         self._close = close
         return added, removed
 
-    def _delta(self, executor: Executor, versions: dict[int, _Versions], terms: QueryTerms) -> list[tuple]:
+    def _delta(self, executor: Executor, versions: dict[int, _Versions], terms: QueryTerms) -> WindowRows:
         """The projected rows of the solutions over the ``after`` graphs that
         use at least one triple of a ``delta``: per pattern ``i`` whose graph
         changed, ``i`` in its delta, the patterns before it in their ``before``
@@ -288,11 +289,10 @@ class IncrementalWindows:
             if solutions.length:
                 found.append({v: solutions.column(v) for v in self.shape.variables})
                 length += solutions.length
-        if not self.shape.variables:
-            return [()] * length
-        columns = [terms.decode_column(np.concatenate([f[v] for f in found])) if found else []
-                   for v in self.shape.variables]
-        return list(zip(*columns, strict=True))
+        ids = np.zeros((length, len(self.shape.variables)), dtype=np.int64)
+        for k, v in enumerate(self.shape.variables if found else ()):
+            ids[:, k] = np.concatenate([f[v] for f in found])
+        return WindowRows(ids, terms.dictionary, terms.decode_column)
 
 
 @dataclass(frozen=True)

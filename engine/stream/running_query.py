@@ -24,13 +24,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.sparql.exec import Executor, QueryTerms, Solutions, construct, merged
+import numpy as np
+
+from engine.sparql.exec import Executor, QueryTerms, Solutions, construct_ids, merged
 from engine.sparql.expr import EvalContext
 from engine.sparql.plan import HeldOrders
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
 from engine.stream.events import WindowBounds, WindowError, WindowEvent
+from engine.stream.id_rows import IdMultiset, WindowRows
 from engine.stream.incremental import IncrementalWindows, delta_shape
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
@@ -77,7 +80,9 @@ class RunningQuery:
                                                always=incremental == "always"))
         if self.incremental is not None:
             self.schedule.lookback_ms = self.schedule.step_ms  # the rows leaving the window
-        self.policy = ReportPolicy(spec.report, keep_result=self.incremental is not None)
+        self.variable_names = [v.name for v in spec.query.variables]
+        width = 3 if spec.query.form == "CONSTRUCT" else len(self.variable_names)
+        self.policy = ReportPolicy(spec.report, width, keep_result=self.incremental is not None)
         self.broadcast = Broadcast(retain)
         #: windows reported so far (the sequence number of the last event)
         self.sequence = 0
@@ -107,10 +112,9 @@ class RunningQuery:
         self._inputs: WindowInputs | None = None
         #: the whole answer of the last window, kept while this query leads copies
         #: or may reuse it (None: not kept, or the report policy keeps it)
-        self.answer: list | bool | None = None
+        self.answer: WindowRows | bool | None = None
         #: windows answered without evaluation, their inputs unchanged
         self.unchanged_windows = 0
-        self.variable_names = [v.name for v in spec.query.variables]
         #: each window's (stream IRI, name or None), as its events name it
         self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
 
@@ -156,7 +160,7 @@ class RunningQuery:
         of the last window evaluated: its answer is that window's."""
         event = self._new_event(*self._bounds(close))
         if self.answer is None:  # the report policy holds it
-            reported = self.policy.apply_change([], [])
+            reported = self.policy.unchanged()
             if self.spec.query.form == "CONSTRUCT":
                 event.triples = reported
             else:
@@ -170,7 +174,7 @@ class RunningQuery:
         self.unchanged_windows += 1
         return self._close(event, closed_at, (time.perf_counter() - started) * 1000)
 
-    def hand_over(self) -> list | bool | None:
+    def hand_over(self) -> WindowRows | bool | None:
         """The whole answer kept for this query's copies; it stops leading them."""
         answer, self.keep_answer = self.answer, False
         if not self._reuses_answer:
@@ -197,33 +201,41 @@ class RunningQuery:
         it may still fail)."""
         form = self.spec.query.form
         if form == "ASK":
-            answer: list | bool = solutions.length > 0
-        elif form == "CONSTRUCT":
-            answer = construct(self.spec.query.template, solutions, terms)
+            answer: WindowRows | bool = solutions.length > 0
         else:
-            columns = [terms.decode_column(solutions.column(v)) for v in self.variable_names]
-            answer = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
+            if form == "CONSTRUCT":
+                ids = construct_ids(self.spec.query.template, solutions, terms)
+            elif self.variable_names:
+                ids = np.stack([solutions.column(v) for v in self.variable_names], axis=1)
+            else:
+                ids = np.zeros((solutions.length, 0), dtype=np.int64)
+            answer = WindowRows(ids, terms.dictionary, terms.decode_column)
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
         self._apply(event, answer)
         return self._close(event, closed_at, elapsed_ms)
 
-    def _apply(self, event: WindowEvent, answer: list | bool, counted: Counter | None = None,
+    def _apply(self, event: WindowEvent, answer: WindowRows | bool, counted: IdMultiset | None = None,
                reported: dict | None = None) -> None:
         """Put the window's ``answer`` into ``event`` through the report policy
         (``counted`` and ``reported``: see :meth:`ReportPolicy.apply`); kept
-        whole for this query's copies when it leads them, and for the next
-        window if that may reuse it and the policy does not keep it already."""
-        self.answer = answer if self.keep_answer or self._reuses_answer else None
+        whole for this query's copies when it leads them (in this round: as
+        IDs), and for the next window if that may reuse it and the policy
+        does not keep it already (decoded: its IDs may be freed by then)."""
         form = self.spec.query.form
-        if form == "ASK":
+        if isinstance(answer, bool):
             event.boolean = answer
-        elif form == "CONSTRUCT":
-            event.triples = self.policy.apply(answer, counted, reported)
+            self.answer = answer if self.keep_answer or self._reuses_answer else None
+            return
+        reported_rows = self.policy.apply(answer, counted, reported)
+        if form == "CONSTRUCT":
+            event.triples = reported_rows
         else:
-            event.rows = self.policy.apply(answer, counted, reported)
+            event.rows = reported_rows
+        self.answer = (answer.detached() if self._reuses_answer else
+                       answer if self.keep_answer else None)
 
-    def report_answer(self, answer: list | bool, start_ms: int, end_ms: int,
-                      bounds: Sequence[tuple[int, int]], closed_at: float, counted: Counter | None = None,
+    def report_answer(self, answer: WindowRows | bool, start_ms: int, end_ms: int,
+                      bounds: Sequence[tuple[int, int]], closed_at: float, counted: IdMultiset | None = None,
                       reported: dict | None = None) -> WindowEvent:
         """The event of a window whose whole ``answer`` a copy of this query
         worked out (:mod:`~engine.stream.duplicates`): numbered and reported
@@ -253,10 +265,10 @@ class RunningQuery:
             self.incremental.forget()
         return self._close(event, closed_at, elapsed_ms)
 
-    def report_rows(self, rows: list[tuple], window: Window, closed_at: float,
+    def report_rows(self, rows: WindowRows, window: Window, closed_at: float,
                     elapsed_ms: float) -> WindowEvent:
-        """The event of a SELECT window whose rows were decoded already (by the
-        group evaluation this query shares); the clock moves on."""
+        """The event of a SELECT window whose rows the group evaluation this
+        query shares worked out; the clock moves on."""
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
         self._apply(event, rows)
         self._inputs = None
@@ -312,8 +324,10 @@ class RunningQuery:
         return self.broadcast.subscribe(after_sequence, capacity)
 
     def close(self) -> None:
-        """The query is unregistered: every subscription ends."""
+        """The query is unregistered: every subscription ends, and the report
+        policy gives back the term IDs it held."""
         self.broadcast.close()
+        self.policy.forget()
 
     def _evaluation_json(self) -> dict:
         """How this query's windows were evaluated: in full, or from their change."""

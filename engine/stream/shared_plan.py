@@ -26,6 +26,7 @@ from engine.sparql.exec import Executor, QueryTerms, Solutions
 from engine.sparql.expr import EvalContext
 from engine.store import QuadStore
 from engine.stream.events import WindowEvent
+from engine.stream.id_rows import WindowRows
 from engine.stream.running_query import RunningQuery
 from engine.stream.shared_shape import SharedShape, placeholder
 from engine.stream.window_dataset import read_window, window_dataset
@@ -48,12 +49,13 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
     numbers = solutions.column(QUERY_NUMBER) if solutions.length else np.zeros(0, dtype=np.int64)
     order = np.argsort(numbers, kind="stable")
     bounds = np.searchsorted(numbers[order], np.arange(len(group) + 1)).tolist()
-    # decode the group's rows once, then hand each query its slice
-    columns = [terms.decode_column(solutions.column(name)[order]) if solutions.length else []
-               for name in first.variable_names]
-    rows = list(zip(*columns, strict=True)) if columns else [()] * solutions.length
+    # the group's rows as ID columns, each query's a slice, decoded by its report policy
+    ids = np.zeros((solutions.length, len(first.variable_names)), dtype=np.int64)
+    for k, name in enumerate(first.variable_names):
+        ids[:, k] = solutions.column(name)[order]
+    rows = WindowRows(ids, terms.dictionary, terms.decode_column)
     elapsed_ms = (time.perf_counter() - started) * 1000 / len(group)
-    return [running.report_rows(rows[bounds[number]:bounds[number + 1]], window, closed_at, elapsed_ms)
+    return [running.report_rows(rows.take(bounds[number], bounds[number + 1]), window, closed_at, elapsed_ms)
             for number, running in enumerate(group)]
 
 

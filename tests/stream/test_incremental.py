@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from engine.api import Store
-from engine.rdf import IRI, format_term
+from engine.rdf import IRI, MemoryTermDictionary, format_term
 from engine.sparql.syntax import parse_registration
 from engine.store import MemoryGraph
 from engine.store.key_set import KeySet
 from engine.stream import StreamDefinition, StreamEngine
+from engine.stream.id_rows import WindowRows
 from engine.stream.incremental import delta_shape
 from engine.stream.report_policy import ReportPolicy
 
@@ -184,14 +185,22 @@ def test_which_shapes_are_evaluated_incrementally(text, eligible):
 def test_report_policy_from_changes_equals_from_whole_windows():
     """Applying each window's change gives the reports that whole windows give."""
     rng = np.random.default_rng(SEED)
-    windows = [[(int(x),) for x in rng.integers(0, 5, int(rng.integers(0, 8)))] for _ in range(40)]
+    dictionary = MemoryTermDictionary()
+    ids = {x: dictionary.encode(IRI(f"{EX}v{x}")) for x in range(5)}
+
+    def answer(rows: list[int]) -> WindowRows:
+        return WindowRows(np.array([[ids[x]] for x in rows], dtype=np.int64).reshape(-1, 1), dictionary,
+                          dictionary.decode_many)
+
+    windows = [[int(x) for x in rng.integers(0, 5, int(rng.integers(0, 8)))] for _ in range(40)]
     for report in ("RSTREAM", "ISTREAM", "DSTREAM"):
-        whole, changed = ReportPolicy(report, keep_result=True), ReportPolicy(report, keep_result=True)
+        whole, changed = ReportPolicy(report, 1, keep_result=True), ReportPolicy(report, 1, keep_result=True)
         previous: Counter = Counter()
         for rows in windows:
             current = Counter(rows)
             added, removed = list((current - previous).elements()), list((previous - current).elements())
-            assert Counter(changed.apply_change(added, removed)) == Counter(whole.apply(rows)), report
+            assert (Counter(changed.apply_change(answer(added), answer(removed)))
+                    == Counter(whole.apply(answer(rows)))), report
             previous = current
 
 
