@@ -39,6 +39,7 @@ from engine.store.csr import build_adjacency
 from engine.store.graph import Graph, Matches, NeighbourReader, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
+from engine.store.neighbour_lists import PairLists
 from engine.store.row_budget import check_rows
 
 
@@ -217,18 +218,9 @@ class Direction:
                  for part in self.parts]
         if shards == 1 and views[0] is not None and predicate is not None:
             # the common case, one shard and a predicate: no routing
-            vo, pp, po, nb = views[0]
-            last = len(vo) - 1  # IDs added after the load have no pairs here
-
-            def of_predicate(vertex: int) -> Sequence[int]:
-                if 0 < vertex < last:
-                    hi = vo[vertex + 1]
-                    at = bisect_left(pp, predicate, vo[vertex], hi)
-                    if at < hi and pp[at] == predicate:
-                        return nb[po[at]:po[at + 1]]
-                return ()
-
-            return of_predicate
+            part = self.parts[0]
+            return PairLists(part.vertex_offsets, part.pair_predicates, part.pair_offsets,
+                             part.neighbours, predicate)
 
         def read(vertex: int) -> Sequence[int]:
             view = views[vertex % shards] if vertex > 0 else None

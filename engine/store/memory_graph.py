@@ -26,6 +26,7 @@ import numpy as np
 
 from engine.store.graph import Matches, NeighbourReader, contains_by_match
 from engine.store.key_set import KeySet
+from engine.store.neighbour_lists import KeyedLists
 from engine.store.row_budget import check_rows
 
 EMPTY = np.zeros(0, dtype=np.int64)
@@ -350,25 +351,7 @@ class MemoryGraph:
             if predicate <= 0:
                 return _no_neighbours
             order = self.pos if backward else self.pso
-            keys, third, high = memoryview(order.key), memoryview(order.third), predicate << 32
-            # the predicate's rows, and where a short list's end may be looked for near its start
-            first, last = bisect_left(keys, high), bisect_left(keys, high + (1 << 32))
-            near_end = last - _NEAR
-
-            def of_predicate(vertex: int) -> Sequence[int]:
-                if vertex <= 0:
-                    return ()
-                key = high | vertex
-                lo = bisect_left(keys, key, first, last)
-                if lo < near_end:  # most lists are short: look for the end near the start first
-                    hi = bisect_right(keys, key, lo, lo + _NEAR)
-                    if hi == lo + _NEAR:
-                        hi = bisect_right(keys, key, hi, last)
-                else:
-                    hi = bisect_right(keys, key, lo, last)
-                return third[lo:hi]
-
-            return of_predicate
+            return KeyedLists(order.key, order.third, predicate)
         order = self.osp if backward else self.spo
         # OSP holds (o, s, p), SPO (s, p, o): the neighbour and the predicate of each row
         keys = memoryview(order.key)

@@ -30,7 +30,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: what the wheel is built from: the build configuration and the installed folders
-SOURCES = ["pyproject.toml", "README.md", "engine", "endpoint", "static", "migrations"]
+SOURCES = ["pyproject.toml", "setup.py", "README.md", "engine", "endpoint", "static", "migrations"]
 STATIC = REPO / "static"
 BUILD_SECONDS = 120
 START_SECONDS = 60
@@ -59,6 +59,8 @@ def _why_no_build() -> str | None:
     # setuptools builds wheels itself from 70.1; before that it needs the 'wheel' package
     if setuptools < (70, 1) and _installed_version("wheel") is None:
         return "setuptools < 70.1 and no 'wheel' package: cannot build a wheel (pip install -e '.[dev]')"
+    if _installed_version("Cython") is None:
+        return "Cython is not installed here: cannot compile the kernels (pip install -e '.[dev]')"
     return None
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from engine.sparql.exec.closure_kernel import narrow_levels
 from engine.store import EMPTY, check_rows, expand_ranges
 from engine.store.key_set import GrowingKeySet
 
@@ -100,6 +101,8 @@ class Closure:
         self.zero_length = zero_length
         self._id_hint = id_hint
         self._marks: IdMarks | None = None
+        #: the arrays of ``one``'s hops when the compiled kernel can walk them
+        self.layouts = kernel_layouts(one)
 
     @property
     def marks(self) -> IdMarks:
@@ -128,7 +131,11 @@ class Closure:
             while len(frontier):
                 if target is not None and marks.has(target):
                     break
-                if self.one is not None and len(frontier) <= NARROW:
+                if self.layouts is not None and len(frontier) <= NARROW:
+                    level, frontier = self._compiled_levels(frontier, target)
+                    parts.append(level)
+                    found += len(level)
+                elif self.one is not None and len(frontier) <= NARROW:
                     before = len(reached)
                     frontier = self._narrow_levels(list(frontier), reached, target, rows_before + found)
                     found += len(reached) - before
@@ -145,6 +152,23 @@ class Closure:
             raise
         marks.clear(nodes)
         return nodes
+
+    def _compiled_levels(self, frontier: list[int] | np.ndarray, target: int | None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_narrow_levels` in C (:mod:`engine.sparql.exec.closure_kernel`), at
+        most :data:`CHECK_LEVELS` levels: the nodes reached, and the frontier to go on from."""
+        marks = self.marks
+        frontier = np.asarray(frontier, dtype=np.int64)
+        parts = []
+        while True:
+            reached, last, need = narrow_levels(self.layouts, marks.array.view(np.uint8), frontier,
+                                                target or 0, NARROW, CHECK_LEVELS)
+            parts.append(reached)
+            if not need:
+                return (np.concatenate(parts) if len(parts) > 1 else reached), reached[last:]
+            if len(reached):
+                frontier = reached[last:]
+            marks.grow(need)
 
     def _narrow_levels(self, frontier: list[int], reached: list[int], target: int | None,
                        rows_before: int) -> list[int]:
@@ -241,6 +265,21 @@ class Closure:
         if not idx_parts:
             return EMPTY, EMPTY
         return np.concatenate(idx_parts), np.concatenate(node_parts)
+
+
+def kernel_layouts(one: StepOne | None) -> tuple | None:
+    """The arrays of each hop of ``one`` (a link, or a sequence of links, whose
+    readers name them: :mod:`engine.store.neighbour_lists`), or None when some
+    hop is another kind of step (it is then stepped in Python)."""
+    hops = getattr(one, "steps", None) or [one]
+    layouts = []
+    for hop in hops:
+        layout_of = getattr(hop, "kernel_layout", None)
+        layout = None if layout_of is None else layout_of()
+        if layout is None:
+            return None
+        layouts.append(layout)
+    return tuple(layouts)
 
 
 def _pair_keys(start_idx: np.ndarray, nodes: np.ndarray) -> np.ndarray:

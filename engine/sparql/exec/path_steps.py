@@ -29,7 +29,7 @@ def step_one(path: A.Path, backward: bool, graph: Graph, terms: QueryTerms) -> S
         return step_one(path.path, not backward, graph, terms)
     if cls is A.PathSequence:
         steps = [step_one(p, backward, graph, terms) for p in (path.steps[::-1] if backward else path.steps)]
-        return None if any(s is None for s in steps) else _sequence(steps)
+        return None if any(s is None for s in steps) else _Sequence(steps)
     if cls is A.PathAlternative:
         parts = [step_one(p, backward, graph, terms) for p in path.options]
         return None if any(s is None for s in parts) else _alternative(parts)
@@ -38,14 +38,20 @@ def step_one(path: A.Path, backward: bool, graph: Graph, terms: QueryTerms) -> S
     return None  # a nested repeat: searched as arrays
 
 
-def _sequence(steps: list[StepOne]) -> StepOne:
-    def follow(node: int) -> list[int]:
+class _Sequence:
+    """The steps one after the other; ``steps`` is read by
+    :func:`engine.sparql.exec.path_closure.kernel_layouts`."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: list[StepOne]) -> None:
+        self.steps = steps
+
+    def __call__(self, node: int) -> list[int]:
         current = [node]
-        for step in steps:
+        for step in self.steps:
             current = [end for start in current for end in step(start)]
         return current
-
-    return follow
 
 
 def _alternative(parts: list[StepOne]) -> StepOne:

@@ -1,0 +1,11 @@
+"""The compiled kernels (Cython, built by ``pip install`` with gcc); everything
+else about the package is in pyproject.toml."""
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+setup(ext_modules=cythonize(
+    [Extension("engine.sparql.exec.closure_kernel", ["engine/sparql/exec/closure_kernel.pyx"],
+               extra_compile_args=["-O2"])],
+    language_level=3,
+))
