@@ -28,6 +28,7 @@ from collections import Counter
 import numpy as np
 
 from engine.rdf import Term, TermDictionary
+from engine.sparql.exec.query_terms import decode_repeating
 from engine.stream.id_rows import IdMultiset, WindowRows, combine, decode_rows, tuples
 
 
@@ -230,6 +231,9 @@ class ReportPolicy:
     # -------------------------------------------------------------- decoding
     def _decode(self, keys: np.ndarray) -> list:
         """Terms of a column of keys (IDs held by this policy, or its own keys)."""
+        return decode_repeating(keys, self._decode_distinct)
+
+    def _decode_distinct(self, keys: np.ndarray) -> list:
         if not len(keys) or keys.min() >= 0:
             return self._dictionary.decode_many(keys) if len(keys) else []
         local = self._local_terms
