@@ -52,10 +52,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-import numpy as np
 import pyoxigraph as ox
 
-from benchmarks import machine_description, markdown_table, write_section
+from benchmarks import StepFigures, machine_description, markdown_table, write_section
 from benchmarks.citybench_data import (
     CITYBENCH,
     STATIC,
@@ -79,7 +78,7 @@ WINDOW_GRAPH = ox.NamedNode("urn:rivulet:citybench:window")
 
 
 @dataclass
-class CityRun:
+class CityRun(StepFigures):
     """One query at one K."""
 
     query: str
@@ -98,18 +97,6 @@ class CityRun:
     #: why the query has no figures (refused, failed, timed out)
     error: str | None = None
     missing: list[str] = field(default_factory=list)
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.latency_s) * 1000
-
-    @property
-    def p99_ms(self) -> float:
-        return float(np.percentile(self.latency_s, 99)) * 1000
-
-    @property
-    def load(self) -> float:
-        return sum(self.step_s) / (len(self.step_s) * self.step_ms / 1000)
 
 
 def query_names() -> list[str]:

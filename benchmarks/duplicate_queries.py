@@ -32,15 +32,12 @@ import argparse
 import dataclasses
 import gc
 import json
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from benchmarks import machine_description, markdown_table, write_section
+from benchmarks import StepFigures, machine_description, markdown_table, write_section
 from benchmarks.citybench_data import CITYBENCH, CityFeed, citybench_store, query_streams
 from benchmarks.lsbench_data import DEFAULT_SEED, STREAMS, StreamGenerator, generate, scaled_rates
 from benchmarks.lsbench_queries import QUERIES, RANGE_MS, STEP_MS, LSBenchQuery
@@ -55,7 +52,7 @@ DEFAULT_LSBENCH_KS = (1, 10)
 
 
 @dataclass
-class Run:
+class Run(StepFigures):
     """One query at one K: each timed step's latency and work (s)."""
 
     query: str
@@ -65,18 +62,6 @@ class Run:
     step_ms: int = STEP_MS
     problems: list[str] = field(default_factory=list)
     events: int = 0
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.latency_s) * 1000
-
-    @property
-    def p99_ms(self) -> float:
-        return float(np.percentile(self.latency_s, 99)) * 1000
-
-    @property
-    def load(self) -> float:
-        return sum(self.step_s) / (len(self.step_s) * self.step_ms / 1000)
 
 
 Feed = Callable[[int], dict[str, list]]
