@@ -62,7 +62,8 @@ class WindowRows:
         """Rows ``[start, end)``."""
         if self.ids is None:
             return WindowRows.of_rows(self.rows()[start:end], self.dictionary)
-        return WindowRows(self.ids[start:end], self.dictionary, self.decode)
+        decoded = None if self._rows is None else self._rows[start:end]
+        return WindowRows(self.ids[start:end], self.dictionary, self.decode, decoded)
 
 
 def decode_rows(ids: np.ndarray, decode: Decode) -> list[tuple]:

@@ -91,6 +91,19 @@ class ReportPolicy:
         self._settle()
         return delta
 
+    def apply_afresh(self, answer: WindowRows, counted: IdMultiset | None = None,
+                     reported: dict | None = None) -> list:
+        """As :meth:`apply`, for a window after which the query's next window is
+        evaluated in full (a shared group's or a copy's evaluation): RSTREAM
+        then needs no previous result, so it keeps none and holds no IDs
+        (what made K queries of one group cost K multisets a window)."""
+        if self.report != "RSTREAM":
+            return self.apply(answer, counted, reported)
+        if len(self._held) or len(self._previous.rows) or self._restored is not None:
+            self._restored = None
+            self.forget()
+        return answer.rows()
+
     def apply_change(self, added: WindowRows, removed: WindowRows) -> list:
         """The rows to report for a window whose answer is the previous one's
         plus ``added`` minus ``removed`` (both multisets; ``removed`` is part of

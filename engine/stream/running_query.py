@@ -215,18 +215,21 @@ class RunningQuery:
         return self._close(event, closed_at, elapsed_ms)
 
     def _apply(self, event: WindowEvent, answer: WindowRows | bool, counted: IdMultiset | None = None,
-               reported: dict | None = None) -> None:
+               reported: dict | None = None, afresh: bool = False) -> None:
         """Put the window's ``answer`` into ``event`` through the report policy
         (``counted`` and ``reported``: see :meth:`ReportPolicy.apply`); kept
         whole for this query's copies when it leads them (in this round: as
         IDs), and for the next window if that may reuse it and the policy
-        does not keep it already (decoded: its IDs may be freed by then)."""
+        does not keep it already (decoded: its IDs may be freed by then).
+        ``afresh``: the next window is evaluated in full
+        (:meth:`ReportPolicy.apply_afresh`)."""
         form = self.spec.query.form
         if isinstance(answer, bool):
             event.boolean = answer
             self.answer = answer if self.keep_answer or self._reuses_answer else None
             return
-        reported_rows = self.policy.apply(answer, counted, reported)
+        apply = self.policy.apply_afresh if afresh else self.policy.apply
+        reported_rows = apply(answer, counted, reported)
         if form == "CONSTRUCT":
             event.triples = reported_rows
         else:
@@ -245,7 +248,7 @@ class RunningQuery:
         evaluated in full."""
         started = time.perf_counter()
         event = self._new_event(start_ms, end_ms, bounds)
-        self._apply(event, answer, counted, reported)
+        self._apply(event, answer, counted, reported, afresh=True)
         self._inputs = None
         if self.incremental is not None:
             self.incremental.forget()
@@ -270,7 +273,7 @@ class RunningQuery:
         """The event of a SELECT window whose rows the group evaluation this
         query shares worked out; the clock moves on."""
         event = self._new_event(window.start_ms, window.end_ms, window.bounds)
-        self._apply(event, rows)
+        self._apply(event, rows, afresh=True)
         self._inputs = None
         if self.incremental is not None:
             self.incremental.forget()

@@ -83,3 +83,32 @@ def test_a_group_reports_what_each_query_reports_alone(monkeypatch):
     alone = replay(queries, data, steps=25, share=False)
     assert shared == alone
     assert sum(len(rows) for events in shared.values() for _, rows in events) > 0
+
+
+def test_a_query_left_alone_by_its_group_goes_on_incrementally_with_the_right_rows():
+    """Group evaluations keep no RSTREAM result (the next window alone is
+    evaluated in full): a query whose peers go evaluates incrementally from
+    there, and reports what it reports when it was alone all along."""
+    data = generate(5000)
+    queries = shared_queries(data, 6)
+    survivor = queries[1]  # L3-shaped: evaluated incrementally once alone
+    engine = StreamEngine(load_store(data))
+    for spec in STREAMS.values():
+        engine.declare_stream(StreamDefinition(spec.name, spec.iri, timing=spec.timing))
+    running = {q.name: engine.register(q.registration()) for q in queries}
+    subscription = running[survivor.name].subscribe()
+    generator = StreamGenerator(data, scaled_rates(0.05), 3)
+    for step in range(30):
+        if step == 12:
+            for q in queries:
+                if q.name != survivor.name:
+                    engine.unregister(q.name)
+        close = generator.now + STEP_MS
+        items = generator.advance(close)["poststream"]
+        if items:
+            engine.ingest("poststream", items)
+        engine.heartbeat("poststream", close)
+    together = [(e.end_ms, Counter(e.rows)) for e in subscription.drain()]
+    assert running[survivor.name].incremental.costs.delta_windows > 0
+    assert together == replay([survivor], data, steps=30, share=False)[survivor.name]
+    assert sum(len(rows) for _, rows in together[12:]) > 0
