@@ -17,15 +17,11 @@ import random
 import re
 from pathlib import Path
 
+from benchmarks.citybench_data import CT, SAO, SES, SSN, XSD
 from engine.rdf import IRI, Literal
 
 ROOT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "citybench"
-SES = "http://www.insight-centre.org/dataset/SampleEventService#"
-CT = "http://www.insight-centre.org/citytraffic#"
-SSN = "http://purl.oclc.org/NET/ssnx/ssn#"
-SAO = "http://purl.oclc.org/NET/sao/"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 #: the stored graph the queries name with FROM
 REPOSITORY = "http://127.0.0.1:9000/WebGlCity/SensorRepository.rdf"
 PARKING = SES + "AarhusParkingDataKALKVAERKSVEJ"
