@@ -50,6 +50,9 @@ class WindowSchedule:
         #: how far before the next window's start the query still reads (the
         #: rows that leave the window, for incremental evaluation)
         self.lookback_ms = 0
+        #: oldest_needed's last answer for time windows, and the (next_index, lookback_ms) it is for
+        self._oldest_key: tuple[int, int] | None = None
+        self._oldest_ts = 0
         self._start()
 
     def _start(self) -> None:
@@ -123,8 +126,11 @@ class WindowSchedule:
             return None, None
         if self.count is not None:
             return None, (self.next_index - 1) * self.count
-        start = min(start for start, _ in self.bounds(self.next_index * self.unit))
-        return start - self.lookback_ms, None
+        key = (self.next_index, self.lookback_ms)
+        if self._oldest_key != key:  # asked at every batch and heartbeat, moves only when windows fire
+            start = min(start for start, _ in self.bounds(self.next_index * self.unit))
+            self._oldest_key, self._oldest_ts = key, start - self.lookback_ms
+        return self._oldest_ts, None
 
     def store_bound(self, state: StreamState) -> int | None:
         """The earliest application time from which the deltas of ``state`` in

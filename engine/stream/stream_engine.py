@@ -601,8 +601,13 @@ class StreamEngine:
         terms = self.store.quad_store.terms
         read: set[int] = set()  # ids of the streams some query reads
         oldest: dict[int, tuple[int | None, int | None]] = {}  # by id of the stream
+        seen: set[tuple] = set()  # copies of a query at the same instant need the same
         for q in self.queries.values():
             ts, seq = q.schedule.oldest_needed()  # once per query, whatever it reads
+            key = (ts, seq, *map(id, q.streams))
+            if key in seen:
+                continue
+            seen.add(key)
             for state in q.streams:
                 read.add(id(state))
                 if ts is None and seq is None:
@@ -636,7 +641,14 @@ class StreamEngine:
         their timestamps. They move when a query is registered or unregistered,
         when windows fire and when the log is reclaimed."""
         bounds: dict[int, int] = {}
+        seen: set[tuple] = set()  # time windows: copies at the same instant have the same bounds
         for query in list(self.queries.values()):
+            pending = query.schedule.pending_close_ms()
+            if pending is not None:
+                key = (pending, *map(id, query.streams))
+                if key in seen:
+                    continue
+                seen.add(key)
             for state in query.streams:
                 bound = query.schedule.store_bound(state)
                 if bound is not None:
