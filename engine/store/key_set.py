@@ -43,13 +43,12 @@ class KeySet:
         while len(waiting):
             at = slots[waiting]
             free = table[at] == _EMPTY
-            # of the keys aiming at one free slot, the first takes it; the rest move on
-            taken_slots, first = np.unique(at[free], return_index=True)
-            winners = waiting[free][first]
-            table[taken_slots] = keys[winners]
-            placed = np.zeros(len(keys), dtype=bool)
-            placed[winners] = True
-            waiting = waiting[~placed[waiting]]
+            # every key aiming at a free slot is written there and one write
+            # stays; the keys are distinct, so the one that reads back its own
+            # key took the slot and the others move on (no sort to pick a winner)
+            table[at[free]] = keys[waiting[free]]
+            placed = free & (table[at] == keys[waiting])
+            waiting = waiting[~placed]
             slots[waiting] = (slots[waiting] + 1) & self._mask
 
     def __len__(self) -> int:

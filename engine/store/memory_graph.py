@@ -111,6 +111,23 @@ def _pair_key(high: np.ndarray, low: np.ndarray) -> np.ndarray:
     return np.where((high > 0) & (low > 0), key, -1)
 
 
+def _lex_sorted(first: np.ndarray, second: np.ndarray, third: np.ndarray) -> bool:
+    """Whether the rows ``(first, second, third)`` are in lexicographic order
+    already: a few linear passes, where the sort costs ``n log n`` (a
+    graph's columns come sorted by predicate, subject and object)."""
+    if len(first) < 2:
+        return True
+    step = np.diff(first)
+    if (step < 0).any():
+        return False
+    tie = step == 0
+    step = np.diff(second)
+    if (tie & (step < 0)).any():
+        return False
+    tie &= step == 0
+    return not (tie & (np.diff(third) < 0)).any()
+
+
 class _Order:
     """One sort order of the graph's triples: three columns sorted lexicographically,
     and optionally a fourth column that rides along (a stream batch's timestamps)."""
@@ -119,11 +136,14 @@ class _Order:
 
     def __init__(self, first: np.ndarray, second: np.ndarray, third: np.ndarray, two_part_key: bool,
                  carried: np.ndarray | None = None):
-        order = np.lexsort((third, second, first))
-        self.first = first[order]
-        self.second = second[order]
-        self.third = third[order]
-        self.carried = None if carried is None else carried[order]
+        if _lex_sorted(first, second, third):  # a graph's own order (PSO) mostly is: no sort
+            self.first, self.second, self.third, self.carried = first, second, third, carried
+        else:
+            order = np.lexsort((third, second, first))
+            self.first = first[order]
+            self.second = second[order]
+            self.third = third[order]
+            self.carried = None if carried is None else carried[order]
         # the search key: (first, second) packed for PSO/POS, first alone for SPO/OSP
         self.key = (self.first << 32) | self.second if two_part_key else self.first
         #: within one key's range the third column is sorted (not so for a one-part key)
@@ -155,8 +175,9 @@ class MemoryGraph:
         p = np.asarray(p, dtype=np.int64)
         o = np.asarray(o, dtype=np.int64)
         if not unique and len(s) > 1:
-            order = np.lexsort((o, s, p))
-            s, p, o = s[order], p[order], o[order]
+            if not _lex_sorted(p, s, o):
+                order = np.lexsort((o, s, p))
+                s, p, o = s[order], p[order], o[order]
             keep = np.ones(len(s), dtype=bool)
             keep[1:] = (s[1:] != s[:-1]) | (p[1:] != p[:-1]) | (o[1:] != o[:-1])
             s, p, o = s[keep], p[keep], o[keep]
