@@ -1,7 +1,8 @@
 """``/queries``: register continuous queries and receive their windows over SSE.
 
 ``POST /queries`` registers (body: the C-SPARQL / RSP-QL text, as
-``application/sparql-query``, ``text/plain`` or a ``query`` form field),
+``application/sparql-query``, ``text/plain`` or a ``query`` form field; a
+``report`` parameter chooses the report strategy, written into the text),
 ``GET /queries`` lists, ``GET /queries/{name}`` describes, ``DELETE`` unregisters.
 ``GET /queries/{name}/events`` is a Server-Sent Events stream: one ``window``
 event per window, its id the window's sequence number, so a reconnecting
@@ -33,7 +34,7 @@ from endpoint.errors import parsing
 from endpoint.public_url import public_url
 from endpoint.settings import Settings
 from endpoint.sse import window_sse
-from endpoint.stream_requests import registration_text, resume_after
+from endpoint.stream_requests import registration_text, resume_after, with_report_parameters
 from endpoint.workers import Workers
 from engine.stream import StreamEngine, Subscription
 
@@ -66,8 +67,10 @@ class ContinuousQueryRoutes:
 
     async def register(self, request: Request) -> Response:
         require_write(request, self.settings)
-        text = registration_text(request.headers.get("content-type"), await request.body())
+        content_type, body = request.headers.get("content-type"), await request.body()
+        text = registration_text(content_type, body)
         parsing(request, "registration")
+        text = with_report_parameters(text, content_type, body, request.query_params)
         base = public_url(request, self.settings, "/")
         running = await self.workers.call(self.engine.register, text, base)
         location = f"{base}queries/{quote(running.spec.name, safe='')}"

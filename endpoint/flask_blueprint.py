@@ -49,7 +49,13 @@ from endpoint.public_url import server_url
 from endpoint.service_description import describe_service
 from endpoint.settings import Settings
 from endpoint.sse import sse_text
-from endpoint.stream_requests import item_media_type, registration_text, resume_after, stream_definition
+from endpoint.stream_requests import (
+    item_media_type,
+    registration_text,
+    resume_after,
+    stream_definition,
+    with_report_parameters,
+)
 from engine.api import Store
 from engine.rdf import write_graph
 from engine.sparql.exec import DEPTH_HEADER, OutboundPolicy, incoming_depth
@@ -237,8 +243,10 @@ class _Views:
 
     def register(self) -> Response:
         self._require_write()
-        text = registration_text(request.headers.get("Content-Type"), request.get_data(cache=False))
+        content_type, body = request.headers.get("Content-Type"), request.get_data(cache=False)
+        text = registration_text(content_type, body)
         g.rivulet_operation = "registration"
+        text = with_report_parameters(text, content_type, body, request.args.items())
         base = self._url("/")
         running = self._call(self.streams.register, text, base)
         location = f"{base}queries/{quote(running.spec.name, safe='')}"

@@ -117,6 +117,13 @@ SCHEMAS = {
         "name": {"type": "string"},
         "language": {"enum": ["csparql", "rspql"]},
         "report": {"enum": ["RSTREAM", "ISTREAM", "DSTREAM"]},
+        "report_strategy": _object({
+            "name": {"enum": ["window-close", "non-empty", "content-change", "periodic"]},
+            "period_ms": {**MAYBE_INT, "description": "the period of the periodic strategy"},
+            "windows_skipped": {"type": "integer", "description": "window closes not reported (the "
+                                                                  "strategy passed over them) since the "
+                                                                  "server started"},
+        }),
         "form": {"enum": ["SELECT", "ASK", "CONSTRUCT"]},
         "output_stream": {"type": ["string", "null"], "description": "REGISTER STREAM's output"},
         "windows": {"type": "array", "items": _ref("QueryWindow")},
@@ -266,6 +273,13 @@ PATHS = {
         "post": {
             "operationId": "registerQuery", "summary": "Register a C-SPARQL or RSP-QL query",
             "tags": ["queries"],
+            "parameters": [
+                {"name": "report", "in": "query", "description": "when windows are reported (also a form "
+                 "field; written into the text as its REPORT clause)",
+                 "schema": {"enum": ["window-close", "non-empty", "content-change", "periodic"]}},
+                {"name": "period", "in": "query", "description": "the period of report=periodic, like 5s "
+                 "or PT5S (a multiple of the windows' STEP)", "schema": {"type": "string"}},
+            ],
             "requestBody": {"required": True, "content": {
                 "application/sparql-query": ITEM_BODY, "text/plain": ITEM_BODY,
                 "application/x-www-form-urlencoded": {"schema": _object({"query": {"type": "string"}})},

@@ -17,6 +17,7 @@ import orjson
 from endpoint.problems import ProtocolError
 from endpoint.protocol import FORM, decode_utf8, media_type_and_charset
 from engine.rdf import IRI, iri_problem
+from engine.sparql.syntax import SparqlSyntaxError, with_report_clause
 from engine.stream import StreamDefinition
 from engine.stream.stream_names import STREAM_NAME
 
@@ -51,6 +52,29 @@ def registration_text(content_type: str | None, body: bytes) -> str:
             raise ProtocolError(400, f"the registration is not UTF-8: {exc}") from exc
     raise ProtocolError(415, f"unsupported registration type {media!r}; "
                              "send the query as application/sparql-query")
+
+
+def with_report_parameters(text: str, content_type: str | None, body: bytes, url_params) -> str:
+    """The registration ``text`` with the report strategy the request's
+    ``report`` (and ``period``) parameters choose, from the URL or a form
+    body, written into its head (``REPORT ...``) so that it is kept with the
+    text; the text unchanged without them. A bad value is a 400."""
+    params = dict(url_params)
+    media, charset = media_type_and_charset(content_type)
+    if media == FORM:
+        params.update((k, v) for k, v in parse_qsl(decode_utf8(body, charset), keep_blank_values=True)
+                      if k in ("report", "period"))
+    name, period = params.get("report"), params.get("period")
+    if name is None:
+        if period is not None:
+            raise ProtocolError(400, "the 'period' parameter needs report=periodic")
+        return text
+    try:
+        return with_report_clause(text, name, period)
+    except SparqlSyntaxError:  # a 400 with its position, as any registration's
+        raise
+    except ValueError as exc:
+        raise ProtocolError(400, str(exc)) from exc
 
 
 def resume_after(last_event_id: str | None) -> int | None:

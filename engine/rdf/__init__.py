@@ -2,6 +2,7 @@
 syntaxes, and the media types that name them.
 
 - :mod:`~engine.rdf.terms`: the term classes and the vocabulary (XSD, RDF, kinds).
+- :mod:`~engine.rdf.geosparql`: GeoSPARQL's names (geo:, geof:, units, CRSs) and the geof: functions offered.
 - :mod:`~engine.rdf.dictionary`: terms <-> integer IDs (the protocol and the in-memory kind).
 - :mod:`~engine.rdf.ntriples`: the one N-Triples term syntax (escape, unescape,
   read, write) and the fast statement reader.
@@ -27,6 +28,7 @@ from engine.rdf.documents import (
     parse_rdf,
     serialize_triples,
 )
+from engine.rdf.geosparql import CRS84, EPSG_4326, GEO, GEOF, GEOF_ARITY, UOM, WKT_LITERAL, geof_problem
 from engine.rdf.graph_writers import GRAPH_FORMATS, STANDARD_PREFIXES, write_graph
 from engine.rdf.iri import resolve_iri
 from engine.rdf.media_types import (
@@ -106,6 +108,15 @@ from engine.rdf.value_ids import (
 from engine.rdf.xml_text import NotXmlText, check_xml_text
 
 __all__ = [
+    # GeoSPARQL vocabulary
+    "CRS84",
+    "EPSG_4326",
+    "GEO",
+    "GEOF",
+    "GEOF_ARITY",
+    "UOM",
+    "WKT_LITERAL",
+    "geof_problem",
     # value IDs
     "VALUE_BASE",
     "encode_spans",

@@ -37,6 +37,7 @@ from engine.stream.id_rows import IdMultiset, WindowRows
 from engine.stream.incremental import IncrementalWindows, delta_shape
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
+from engine.stream.report_trigger import ReportTrigger
 from engine.stream.schedule import WindowSchedule
 from engine.stream.shared_shape import shared_shape
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
@@ -83,6 +84,8 @@ class RunningQuery:
         self.variable_names = [v.name for v in spec.query.variables]
         width = 3 if spec.query.form == "CONSTRUCT" else len(self.variable_names)
         self.policy = ReportPolicy(spec.report, width, keep_result=self.incremental is not None)
+        #: which window closes are reported (the registration's report strategy)
+        self.trigger = ReportTrigger(spec.report_strategy, self.schedule, streams)
         self.broadcast = Broadcast(retain)
         #: windows reported so far (the sequence number of the last event)
         self.sequence = 0
@@ -117,6 +120,17 @@ class RunningQuery:
         self.unchanged_windows = 0
         #: each window's (stream IRI, name or None), as its events name it
         self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
+
+    def due(self) -> int | None:
+        """The close of the next window this query reports, once its data is
+        complete; the closes its report strategy passes over are skipped on
+        the way, without evaluation (the next one evaluated is in full)."""
+        while (close := self.schedule.due()) is not None and not self.trigger.reports_at(close):
+            self.schedule.advance()
+            self._inputs = None
+            if self.incremental is not None:
+                self.incremental.forget()
+        return close
 
     def evaluate(self, quad_store: QuadStore, service_client, close: int, closed_at: float) -> WindowEvent:
         """Run the query over the window closing at ``close`` and apply the
@@ -355,6 +369,9 @@ class RunningQuery:
             "name": spec.name,
             "language": spec.language,
             "report": spec.report,
+            "report_strategy": {"name": spec.report_strategy.name,
+                                "period_ms": spec.report_strategy.period_ms,
+                                "windows_skipped": self.trigger.skipped},
             "form": spec.query.form,
             "output_stream": spec.output_stream.value if spec.output_stream else None,
             "windows": [

@@ -505,11 +505,11 @@ class StreamEngine:
             copies: dict[tuple[int, int], list[RunningQuery]] = {}
             for running in list(self.queries.values()):
                 if running.shape_id is not None or self._copies[running.duplicate_id] > 1:
-                    close = running.schedule.due()
+                    close = running.due()
                     if close is not None:
                         copies.setdefault((running.duplicate_id, close), []).append(running)
                     continue
-                while (close := running.schedule.due()) is not None:
+                while (close := running.due()) is not None:
                     self._publish(running, self._evaluate(running, close, received), fired)
                     progress = True
             groups: dict[tuple[int, int], list[RunningQuery]] = {}

@@ -4,7 +4,8 @@
 operator (one module per operator or small family: :mod:`.bgp`,
 :mod:`.paths`, :mod:`.joins`, :mod:`.filter`, :mod:`.extend`,
 :mod:`.graphs`, :mod:`.values`, :mod:`.service`, :mod:`.group_by`,
-:mod:`.order_by`, :mod:`.modifiers`, :mod:`.slice`, :mod:`.exists`), each
+:mod:`.order_by`, :mod:`.modifiers`, :mod:`.slice`, :mod:`.exists`; a
+spatial FILTER over two unrelated sides goes through :mod:`.spatial_join`), each
 taking the node and the shared :class:`ExecutionContext`, which checks for
 cancellation before every operator. Solutions are ID columns
 (:mod:`.solutions`) over the query's terms (:mod:`.query_terms`) and the

@@ -1,7 +1,8 @@
 """Expressions: the value of a SPARQL expression in one solution.
 
 Evaluation (:mod:`.evaluate`) dispatches to the operators, the function
-library, casts and XSD value spaces, XPath regular expressions, and the
+library, GeoSPARQL's functions (:mod:`.geosparql`, over :mod:`.geometry`),
+casts and XSD value spaces, XPath regular expressions, and the
 ORDER BY ordering; :mod:`.aggregates` folds a group's values; everything
 works on decoded terms and raises :class:`ExprError` for SPARQL's expression
 errors. Which variables an expression reads (:mod:`.variables`) lets the

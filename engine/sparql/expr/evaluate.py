@@ -4,7 +4,8 @@
 every row, so no if-chains); operators live in
 :mod:`engine.sparql.expr.operators`, builtins in :mod:`engine.sparql.expr.functions`
 and :mod:`engine.sparql.expr.datetime_functions`, casts in
-:mod:`engine.sparql.expr.casts`. The special forms that must control evaluation
+:mod:`engine.sparql.expr.casts`, GeoSPARQL's ``geof:`` functions in
+:mod:`engine.sparql.expr.geosparql`. The special forms that must control evaluation
 of their arguments (``||``, ``&&``, IN, BOUND, IF, COALESCE, EXISTS) are here.
 
 Errors are raised as :class:`ExprError`; the caller decides what an error
@@ -30,6 +31,7 @@ from engine.sparql.algebra import (
 from engine.sparql.expr import datetime_functions, functions
 from engine.sparql.expr.casts import CASTS
 from engine.sparql.expr.context import EvalContext, ExprError
+from engine.sparql.expr.geosparql import GEOSPARQL
 from engine.sparql.expr.operators import (
     arithmetic,
     compare,
@@ -232,7 +234,7 @@ def _call(expr: CallExpr, row: Row, ctx: EvalContext) -> Term:
 def _function(expr: FunctionExpr, row: Row, ctx: EvalContext) -> Term:
     cast = CASTS.get(expr.iri)
     if cast is None:
-        extension = ctx.functions.get(expr.iri)
+        extension = ctx.functions.get(expr.iri) or GEOSPARQL.get(expr.iri)
         if extension is not None:
             return extension(*[evaluate(arg, row, ctx) for arg in expr.args])
         raise ExprError(f"unknown function <{expr.iri}>")

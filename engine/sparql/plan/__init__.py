@@ -6,8 +6,10 @@ cheaper way to run a node: nested groups joined as one BGP
 (:mod:`.join_groups`), two patterns that close a cycle intersected
 (:mod:`.cycles`), a bind join instead of a join (:mod:`.bind_join`),
 a LIMIT pushed into a BGP explored in chunks (:mod:`.limit_pushdown`), a
-FILTER compared over a whole column (:mod:`.vector_filter`). Nothing here
-touches solutions: the executor (:mod:`engine.sparql.exec`) asks and acts.
+FILTER compared over a whole column (:mod:`.vector_filter`), a spatial
+FILTER over two unrelated sides joined through an R-tree
+(:mod:`.spatial_filter`). Nothing here touches solutions: the executor
+(:mod:`engine.sparql.exec`) asks and acts.
 """
 
 from engine.sparql.plan.bgp_order import connected_groups, order_patterns, pattern_variables
@@ -17,6 +19,7 @@ from engine.sparql.plan.cycles import ClosingPair, closing_pair
 from engine.sparql.plan.held_orders import HeldOrders
 from engine.sparql.plan.join_groups import merged_bgp
 from engine.sparql.plan.limit_pushdown import CHUNK_GROWTH, FIRST_CHUNK, LimitedBGP, chunk_bounds, limited_bgp
+from engine.sparql.plan.spatial_filter import SpatialPredicate, spatial_predicates
 from engine.sparql.plan.vector_filter import (
     COMPARISONS,
     ColumnComparison,
@@ -26,6 +29,9 @@ from engine.sparql.plan.vector_filter import (
 )
 
 __all__ = [
+    # spatial filters (GeoSPARQL)
+    "SpatialPredicate",
+    "spatial_predicates",
     "CHUNK_GROWTH",
     "COMPARISONS",
     "ClosingPair",

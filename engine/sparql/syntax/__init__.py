@@ -14,19 +14,25 @@ from engine.sparql.syntax.errors import SparqlSyntaxError
 from engine.sparql.syntax.parse import parse_query, parse_update
 from engine.sparql.syntax.registration import (
     BARE_NAME_NAMESPACE,
+    REPORT_STRATEGIES,
     ContinuousQuery,
+    ReportStrategy,
     WindowSpec,
     is_registration,
     parse_registration,
+    with_report_clause,
 )
 
 __all__ = [
     "BARE_NAME_NAMESPACE",
+    "REPORT_STRATEGIES",
     "ContinuousQuery",
+    "ReportStrategy",
     "SparqlSyntaxError",
     "WindowSpec",
     "is_registration",
     "parse_query",
     "parse_registration",
     "parse_update",
+    "with_report_clause",
 ]

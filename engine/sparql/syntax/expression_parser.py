@@ -9,7 +9,7 @@ more lenient than the grammar, as other engines are.
 
 from __future__ import annotations
 
-from engine.rdf import IRI, Literal, Variable
+from engine.rdf import IRI, Literal, Variable, geof_problem
 from engine.sparql.algebra import (
     Aggregate,
     BinaryExpr,
@@ -123,7 +123,11 @@ class ExpressionParser(ParserBase):
             self.advance()
             iri = self.iri_of(tok)
             if self.tok[0] == "(":
-                return FunctionExpr(iri, self.arg_list())
+                args = self.arg_list()
+                problem = geof_problem(iri, len(args))
+                if problem is not None:  # never a FILTER that is silently false
+                    raise self.error(problem, tok)
+                return FunctionExpr(iri, args)
             return TermExpr(IRI(iri))
         if kind == "str":
             return TermExpr(self.rdf_literal())

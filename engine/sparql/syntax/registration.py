@@ -13,10 +13,19 @@ windows (``FROM STREAM``) are merged into the default graph, RSP-QL windows
 Mixing the two would leave it open what a pattern outside ``WINDOW`` matches,
 so each is an error in the other language. Durations may be written either
 way (``10s`` or ``PT10S``) in both languages.
+
+Between the name and ``AS`` a registration may choose when its windows are
+reported (RSP-QL's report strategies, :class:`ReportStrategy`):
+``REPORT ON WINDOW CLOSE`` (the default), ``REPORT ON NON-EMPTY CONTENT``,
+``REPORT ON CONTENT CHANGE`` or ``REPORT EVERY 5s`` (periodic). The clause is
+part of the text, so it is kept wherever the registration is (the journal,
+a checkpoint); :func:`with_report_clause` writes it into a text for an HTTP
+``report`` parameter.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -29,10 +38,13 @@ from engine.sparql.syntax.tokenizer import Token
 
 __all__ = [
     "BARE_NAME_NAMESPACE",
+    "REPORT_STRATEGIES",
     "ContinuousQuery",
+    "ReportStrategy",
     "WindowSpec",
     "is_registration",
     "parse_registration",
+    "with_report_clause",
 ]
 
 #: a bare output-stream name (``REGISTER STREAM out AS``) becomes an IRI by
@@ -70,6 +82,27 @@ class WindowSpec:
     triples: int | None
 
 
+#: the report strategies, by the name the HTTP ``report`` parameter gives them
+REPORT_STRATEGIES = ("window-close", "non-empty", "content-change", "periodic")
+#: what the HTTP ``period`` parameter may be: one duration, checked by the parser
+_PERIOD = re.compile(r"[0-9]+(?:ms|s|m|h|d)|P[0-9A-Za-z.]+", re.I)
+#: the head clause of each strategy but the periodic one (``REPORT EVERY d``)
+_REPORT_CLAUSES = {"window-close": "REPORT ON WINDOW CLOSE", "non-empty": "REPORT ON NON-EMPTY CONTENT",
+                   "content-change": "REPORT ON CONTENT CHANGE"}
+
+
+@dataclass(frozen=True, slots=True)
+class ReportStrategy:
+    """When a window's result is reported (RSP4J's report strategies):
+    ``window-close`` every window; ``non-empty`` only a window whose content
+    (the items of its stream windows) is not empty; ``content-change`` only
+    a window whose content differs from the last reported one's;
+    ``periodic`` only the windows closing at a multiple of ``period_ms``."""
+
+    name: str = "window-close"
+    period_ms: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ContinuousQuery:
     """A parsed registration.
@@ -87,6 +120,7 @@ class ContinuousQuery:
     windows: tuple[WindowSpec, ...]
     query: Query
     text: str
+    report_strategy: ReportStrategy = ReportStrategy()
 
 
 def is_registration(text: str) -> bool:
@@ -101,6 +135,33 @@ def parse_registration(text: str, base: str | None = None) -> ContinuousQuery:
     return RegistrationParser(text, base).registration(text)
 
 
+def with_report_clause(text: str, name: str, period: str | None = None) -> str:
+    """``text`` with the head clause choosing the strategy ``name`` (one of
+    :data:`REPORT_STRATEGIES`; ``periodic`` with a ``period`` like ``5s`` or
+    ``PT5S``) written before its ``AS``. ValueError for another name, a
+    period that is not one duration, or one given to another strategy; a
+    SparqlSyntaxError if the head is malformed or has a REPORT clause
+    already (the two would disagree, or say it twice)."""
+    if name not in REPORT_STRATEGIES:
+        raise ValueError(f"unknown report strategy {name!r}: one of {', '.join(REPORT_STRATEGIES)}")
+    if name == "periodic":
+        if period is None or not _PERIOD.fullmatch(period):
+            raise ValueError(f"the periodic report strategy needs a period like 5s or PT5S, not {period!r}")
+        clause = f"REPORT EVERY {period}"
+    elif period is not None:
+        raise ValueError("a period is only for the periodic report strategy")
+    else:
+        clause = _REPORT_CLAUSES[name]
+    parser = RegistrationParser(text, None)
+    parser.head()
+    if parser.tok[0] == "REPORT":
+        raise parser.error("the registration chooses its report strategy already (REPORT ...): "
+                           "leave out the 'report' parameter or the clause")
+    at = parser.tok[2]
+    # the parser reads the text with \u escapes resolved: the clause goes into that text
+    return f"{parser.text[:at]}{clause} {parser.text[at:]}"
+
+
 class RegistrationParser(QueryParser):
     """The query parser plus the registration head and the window clauses."""
 
@@ -111,7 +172,8 @@ class RegistrationParser(QueryParser):
         self.window_names: set[IRI] = set()
         self.in_window = False
 
-    def registration(self, original: str) -> ContinuousQuery:
+    def head(self) -> tuple[str, str, str, IRI]:
+        """``REGISTER kind name``: (kind, report, name, name as an IRI)."""
         self.prologue()
         self.expect("REGISTER")
         head = self.tok[0]
@@ -122,7 +184,12 @@ class RegistrationParser(QueryParser):
         else:
             raise self.unexpected("QUERY, STREAM, RSTREAM, ISTREAM or DSTREAM")
         self.advance()
-        name, name_iri = self._name()
+        return (head, report, *self._name())
+
+    def registration(self, original: str) -> ContinuousQuery:
+        head, report, name, name_iri = self.head()
+        strategy_tok = self.tok
+        strategy = self._report_strategy()
         self.expect("AS")
         self.prologue()
         form_tok = self.tok
@@ -137,7 +204,10 @@ class RegistrationParser(QueryParser):
                 "a continuous query needs at least one FROM STREAM / FROM NAMED WINDOW", form_tok
             )
         output = name_iri if form == "CONSTRUCT" and head != "QUERY" else None
-        return ContinuousQuery(name, self.language, report, output, tuple(self.windows), query, original)
+        if strategy.period_ms is not None:
+            self._check_period(strategy.period_ms, strategy_tok)
+        return ContinuousQuery(name, self.language, report, output, tuple(self.windows), query, original,
+                               strategy)
 
     # ------------------------------------------------------------------ head
 
@@ -150,6 +220,39 @@ class RegistrationParser(QueryParser):
         if self.base is None:
             return name, IRI(BARE_NAME_NAMESPACE + name)
         return name, IRI(self.resolve(name))
+
+    def _report_strategy(self) -> ReportStrategy:
+        """``REPORT ON WINDOW CLOSE | ON NON-EMPTY CONTENT | ON CONTENT CHANGE | EVERY d``, if written."""
+        if not self.accept("REPORT"):
+            return ReportStrategy()
+        if self.accept("EVERY"):
+            return ReportStrategy("periodic", self._duration())
+        self.expect("ON", "ON ... or EVERY after REPORT")
+        if self.accept("WINDOW"):
+            self.expect("CLOSE", "CLOSE")
+            return ReportStrategy("window-close")
+        if self.accept("NON"):
+            self.accept("-")
+            self.expect("EMPTY", "EMPTY")
+            self.expect("CONTENT", "CONTENT")
+            return ReportStrategy("non-empty")
+        if self.accept("CONTENT"):
+            self.expect("CHANGE", "CHANGE")
+            return ReportStrategy("content-change")
+        raise self.unexpected("WINDOW CLOSE, NON-EMPTY CONTENT or CONTENT CHANGE")
+
+    def _check_period(self, period_ms: int, tok: Token) -> None:
+        """A period is a whole number of the query's clock unit (the STEPs'
+        greatest common divisor), so that windows close on it; count windows
+        have no clock in time."""
+        steps = [w.step_ms for w in self.windows]
+        if any(step is None for step in steps):
+            raise self.error("REPORT EVERY needs time windows (a count window closes by triples, not time)",
+                             tok)
+        unit = math.gcd(*steps)  # type: ignore[arg-type]
+        if period_ms % unit:
+            raise self.error(f"the report period ({period_ms} ms) must be a multiple of the windows' "
+                             f"STEP ({unit} ms), so that windows close at its multiples", tok)
 
     # --------------------------------------------------- dataset and windows
 
