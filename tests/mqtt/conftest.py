@@ -33,6 +33,14 @@ def broker() -> Iterator[Callable[..., Mosquitto]]:
         each.close()
 
 
+@pytest.fixture(scope="session")
+def plain_server() -> Iterator[RivuletProcess]:
+    """One in-memory server for the tests of refusals (they change nothing)."""
+    server = RivuletProcess()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def rivulet() -> Iterator[Callable[..., RivuletProcess]]:
     started: list[RivuletProcess] = []

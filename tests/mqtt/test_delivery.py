@@ -96,18 +96,18 @@ def publish_in_thread(publisher: Publisher, count: int, pace: float, **propertie
 def test_a_server_killed_before_acknowledging_loses_nothing_and_changes_no_window(broker, tmp_path):
     """Stamped on arrival, with no id: the redelivery is known by the broker's
     DUP flag and the identities the log kept. The server SIGKILLs itself at
-    its 800th acknowledgement, its group of messages durable and unacknowledged
+    its 500th acknowledgement, its group of messages durable and unacknowledged
     (:mod:`tests.mqtt.killed_before_ack`)."""
     mosquitto = broker()
     data = str(tmp_path / "data")
     server = RivuletProcess("--data-dir", data, module="tests.mqtt.killed_before_ack",
-                            env={"RIVULET_TEST_KILL_AT_ACK": "800"})
+                            env={"RIVULET_TEST_KILL_AT_ACK": "500"})
     try:
         source = {"broker": mosquitto.url, "topic": "in/s", "inflight": 50}
         assert declare(server.url, "s", source).status_code == 201
         register(server.url, QUERY)
         wait_for(lambda: connected(server.url, "s"), what="the source")
-        sent = 3000
+        sent = 1500
         publisher = Publisher(mosquitto.url, "gateway")
         thread = publish_in_thread(publisher, sent, 0.01)
         assert server.process.wait(timeout=60) == -signal.SIGKILL
@@ -124,7 +124,7 @@ def test_a_server_killed_before_acknowledging_loses_nothing_and_changes_no_windo
     finally:
         server.stop()
     lost, duplicated = report("kill -9 of Rivulet between log and acknowledgement", sent, publisher.acked,
-                              seen, checked, f" (acknowledged before the kill: 799; redeliveries recognised "
+                              seen, checked, f" (acknowledged before the kill: 499; redeliveries recognised "
                               f"after the restart: {state['duplicates']}; items ingested {ingested})")
     assert (lost, duplicated, ingested) == (0, 0, sent)
     assert state["duplicates"] >= 1 and state["bad_messages"] == 0 and state["connected"]
@@ -140,10 +140,10 @@ def test_a_broker_restart_loses_nothing_and_duplicates_nothing(broker, rivulet, 
     assert declare(server.url, "s", source).status_code == 201
     register(server.url, QUERY)
     wait_for(lambda: connected(server.url, "s"), what="the source")
-    sent = 3000
+    sent = 1500
     publisher = Publisher(mosquitto.url, "gateway")
     thread = publish_in_thread(publisher, sent, 0.01, ids=True)
-    wait_for(lambda: source_state(server.url, "s")["acknowledged"] >= 800, what="800 acknowledgements")
+    wait_for(lambda: source_state(server.url, "s")["acknowledged"] >= 500, what="500 acknowledgements")
     mosquitto.stop()
     wait_for(lambda: not connected(server.url, "s"), what="the source to see the broker gone")
     mosquitto.start()

@@ -103,10 +103,10 @@ def test_windows_are_published_in_order_and_wait_for_the_broker(broker, rivulet,
     reader.close()
 
 
-def test_a_bad_sink_is_refused(rivulet, tmp_path):
-    server = rivulet()
-    assert http.put(f"{server.url}/streams/s", json={"iri": f"{EX}s"}).status_code == 201
-    register(server.url, f"REGISTER QUERY q AS SELECT ?o FROM STREAM <{EX}s> [RANGE 1s STEP 1s] "
+def test_a_bad_sink_is_refused(plain_server):
+    server = plain_server
+    assert http.put(f"{server.url}/streams/sunk", json={"iri": f"{EX}sunk"}).status_code == 201
+    register(server.url, f"REGISTER QUERY q AS SELECT ?o FROM STREAM <{EX}sunk> [RANGE 1s STEP 1s] "
                          "WHERE { ?m ?p ?o }")
     for body, status, said in (
         ({"broker": "mqtt://127.0.0.1", "topic": "out/q", "format": "triples"}, 400, "CONSTRUCT"),

@@ -5,11 +5,9 @@ stream's source is declared with is checked before anything is declared."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import pytest
 
-from tests.endpoint.rivulet_process import RivuletProcess
 from tests.mqtt.helpers import (
     EX,
     Publisher,
@@ -24,14 +22,6 @@ from tests.mqtt.helpers import (
 )
 
 BATCH = "application/x-timestamped-ntriples"
-
-
-@pytest.fixture(scope="module")
-def plain_server() -> Iterator[RivuletProcess]:
-    """One in-memory server for the refusals (they change nothing)."""
-    server = RivuletProcess()
-    yield server
-    server.stop()
 
 
 def line(k: int) -> str:
