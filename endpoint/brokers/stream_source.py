@@ -41,9 +41,9 @@ import numpy as np
 
 from endpoint.brokers.config import BrokerUnreachable, SourceConfig
 from endpoint.brokers.connector import Delivery, Inlet, inlet_for
-from engine.stream import StreamEngine, StreamError
+from engine.stream import BATCH_MEDIA_TYPE, StreamEngine, StreamError
 from engine.stream.errors import LateItem, UnknownStream
-from engine.stream.items import read_batch
+from engine.stream.items import parse_items, read_batch
 from engine.stream.spelled_batch import SpelledBatch
 
 log = logging.getLogger("rivulet.brokers")
@@ -52,6 +52,8 @@ log = logging.getLogger("rivulet.brokers")
 RETRY_S = 0.5
 #: seconds between attempts to start an inlet whose credentials cannot be read
 RESTART_S = 2.0
+#: payloads above this many bytes are read by the array scanner, smaller ones by the statement parser
+SCANNED_PAYLOAD = 16384
 
 
 @dataclass
@@ -85,6 +87,8 @@ class StreamSource:
         self._thread = threading.Thread(target=self._run, name=f"rivulet-source-{stream}", daemon=True)
         #: the oldest delivery received and not yet acknowledged (for the lag)
         self._oldest_pending: float | None = None
+        #: identities of the group being ingested that the stream knew before
+        self._known_before: set[str] = set()
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -136,30 +140,62 @@ class StreamSource:
     def _take(self, group: list[Delivery]) -> None:
         """Ingest a group of deliveries, then acknowledge them all."""
         self.counts.messages += len(group)
-        fresh: list[tuple[Delivery, SpelledBatch]] = []
         seen = self.engine.stream(self.stream).deliveries if self.stream in self.engine.streams else ()
         identities: set[str] = set()
+        candidates: list[Delivery] = []
         for delivery in group:
             if delivery.dedupe and (delivery.identity in seen or delivery.identity in identities):
                 self.counts.duplicates += 1
                 continue
-            batch = self._read(delivery)
-            if batch is not None:
-                fresh.append((delivery, batch))
-                identities.add(delivery.identity)
-        if fresh and not self._ingest(fresh):
-            return  # stopped before the batch could be taken: nothing is acknowledged
+            candidates.append(delivery)
+            identities.add(delivery.identity)
+        # an identity the stream learns from now on was logged by an attempt that then failed
+        self._known_before = {d.identity for d in candidates if d.identity in seen}
+        if candidates and not self._ingest_together(candidates):
+            fresh = [(delivery, batch) for delivery in candidates if not self._logged(delivery)
+                     and (batch := self._read(delivery)) is not None]
+            if fresh and not self._ingest(fresh):
+                return  # stopped before the batch could be taken: nothing is acknowledged
         for delivery in group:
             self.inlet.acknowledge(delivery)
         self.counts.acknowledged += len(group)
 
+    def _ingest_together(self, candidates: list[Delivery]) -> bool:
+        """Timestamped N-Triples payloads read as one body and ingested as one
+        batch: the array scanner's cost is per body, and most groups are
+        well formed. False when that is not done (another format, one
+        message unreadable or late, the engine failing): the messages are
+        then read and ingested one by one, to find which are bad."""
+        if self.config.format != BATCH_MEDIA_TYPE or len(candidates) < 2 or self._stopping.is_set():
+            return False
+        body = b"".join(d.payload if d.payload.endswith(b"\n") or not d.payload else d.payload + b"\n"
+                        for d in candidates)
+        try:
+            self._ingest_batch(read_batch(body, BATCH_MEDIA_TYPE), [d.identity for d in candidates])
+        except Exception:  # the message-by-message path says what it was, and retries
+            return False
+        return True
+
+    def _logged(self, delivery: Delivery) -> bool:
+        """Whether an attempt of this group logged ``delivery`` before it failed
+        (the engine remembers a batch's identities once it is logged)."""
+        state = self.engine.streams.get(self.stream)
+        return (state is not None and delivery.identity in state.deliveries
+                and delivery.identity not in self._known_before)
+
     def _read(self, delivery: Delivery) -> SpelledBatch | None:
+        """One message's items, read as a POST body of the stream's format
+        is (a small one by the statement parser, which costs less than
+        setting up the array scanner for a few lines)."""
         if self.config.timestamp == "property" and delivery.timestamp is None:
             self._bad(delivery, f"no {self.config.timestamp_property!r} user property: the stream's items "
                                 "are stamped by their producer")
             return None
         try:
-            return read_batch(delivery.payload, self.config.format, delivery.timestamp)
+            if len(delivery.payload) > SCANNED_PAYLOAD:
+                return read_batch(delivery.payload, self.config.format, delivery.timestamp)
+            items = parse_items(delivery.payload, self.config.format, delivery.timestamp)
+            return SpelledBatch.of_items(items)
         except StreamError as exc:
             self._bad(delivery, str(exc))
             return None
@@ -171,16 +207,19 @@ class StreamSource:
         ingested yet."""
         done: set[int] = set()  # positions in ``fresh`` ingested or refused for good
         while not self._stopping.is_set():
-            left = [(k, pair) for k, pair in enumerate(fresh) if k not in done]
+            left = [(k, pair) for k, pair in enumerate(fresh) if k not in done and not self._logged(pair[0])]
+            if not left:
+                return True
             try:
                 try:
-                    self._ingest_batch([pair for _, pair in left])
+                    self._ingest_batch(SpelledBatch.joined([batch for _, (_, batch) in left]),
+                                       [delivery.identity for _, (delivery, _) in left])
                     return True
                 except LateItem:
                     pass
                 for k, (delivery, batch) in left:
                     try:
-                        self._ingest_batch([(delivery, batch)])
+                        self._ingest_batch(batch, [delivery.identity])
                     except UnknownStream:
                         raise
                     except StreamError as exc:
@@ -201,11 +240,8 @@ class StreamSource:
                 self._stopping.wait(RETRY_S)
         return False
 
-    def _ingest_batch(self, fresh: list[tuple[Delivery, SpelledBatch]]) -> None:
-        if not fresh:
-            return
-        batch = SpelledBatch.joined([batch for _, batch in fresh])
-        summary = self.engine.ingest(self.stream, batch, deliveries=[d.identity for d, _ in fresh])
+    def _ingest_batch(self, batch: SpelledBatch, identities: list[str]) -> None:
+        summary = self.engine.ingest(self.stream, batch, deliveries=identities)
         self.counts.items += int(np.count_nonzero(batch.counts))  # as the stream counts: heartbeats apart
         self.counts.triples += summary["triples"]
 
