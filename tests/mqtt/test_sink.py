@@ -98,6 +98,14 @@ def test_windows_are_published_in_order_and_wait_for_the_broker(broker, rivulet,
     assert state["connects"] >= 2 and len(first) >= 10
     metrics = http.get(f"{server.url}/metrics").text
     assert 'rivulet_query_sink_published_total{query="q"} 12.0' in metrics
+    # a restarted server's sinks go on after the last window they published
+    server.stop()
+    server = rivulet("--data-dir", str(tmp_path / "data"))
+    wait_for(lambda: http.get(f"{server.url}/queries/q/sink").json()["connected"], what="the sink again")
+    assert http.get(f"{server.url}/queries/q/sink").json()["last_sequence"] == 12
+    post(server.url, items(121, 131))
+    after = reader.wait(len(published) + 2)[len(published):]
+    assert sorted(json.loads(m.payload)["sequence"] for m in after if m.topic == "out/q") == [13]
     assert http.delete(f"{server.url}/queries/q/sink").status_code == 204
     assert http.get(f"{server.url}/queries/q/sink").status_code == 404
     reader.close()

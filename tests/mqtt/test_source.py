@@ -54,6 +54,10 @@ def test_items_arrive_and_windows_fire(broker, rivulet, tmp_path):
     metrics = http.get(f"{server.url}/metrics").text
     assert 'rivulet_stream_source_acknowledged_total{stream="s"} 31.0' in metrics
     assert 'rivulet_stream_source_connected{stream="s"} 1.0' in metrics
+    # dropping the stream stops its source
+    assert http.delete(f"{server.url}/queries/q").status_code == 204
+    assert http.delete(f"{server.url}/streams/s").status_code == 204
+    assert 'stream="s"' not in http.get(f"{server.url}/metrics").text
     publisher.close()
 
 
