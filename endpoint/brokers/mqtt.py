@@ -5,11 +5,12 @@ not expire while the stream exists) and acknowledges each QoS 1 message by
 hand (paho's ``manual_ack``) when the source says its item is durable: a
 message the server received but did not acknowledge before it stopped or
 died is sent again by the broker when the inlet reconnects (flagged DUP).
-Its Receive Maximum (the source's ``inflight``) bounds the messages the
-broker sends before acknowledgements come back, and paho's network thread
-waits in ``on_message`` while the source's queue is full, so a broker that
-delivers faster than the engine ingests is slowed down, never buffered
-without bound. Dropping the stream ends the session at the broker.
+Its Receive Maximum (the source's ``inflight``) asks the broker to send no
+more before acknowledgements come back, and paho's network thread waits in
+``on_message`` while the source's queue is full (a broker may overshoot
+the Receive Maximum: TCP then holds it back), so a broker that delivers
+faster than the engine ingests is slowed down, never buffered without
+bound. Dropping the stream ends the session at the broker.
 
 The outlet publishes with the same kind of session, so a QoS 1 message
 whose acknowledgement was lost is sent again after a reconnect. paho

@@ -81,7 +81,7 @@ class StreamSource:
                                         config.timestamp_property if config.timestamp == "property" else None,
                                         config.id_property, dedupe_all=config.timestamp != "arrival")
         self.counts = SourceCounts()
-        # twice the window the broker is held to: the inlet never waits on a well-behaved broker
+        # twice the window the broker is asked for: when full, the inlet stops reading the connection
         self._queue: queue.Queue[Delivery] = queue.Queue(maxsize=2 * config.inflight)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"rivulet-source-{stream}", daemon=True)

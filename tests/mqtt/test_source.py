@@ -163,3 +163,40 @@ def test_a_bad_source_is_refused_and_nothing_declared(plain_server, source, said
     response = declare(plain_server.url, "s", source)
     assert response.status_code == 400 and said in response.text, response.text
     assert http.get(f"{plain_server.url}/streams/s").status_code == 404
+
+
+def test_turtle_and_json_ld_items_and_a_broker_held_to_the_inflight_window(broker, rivulet, tmp_path):
+    """Other item formats arrive as over HTTP; a broker with many messages
+    waiting sends the source no more than its window (the source's queue
+    stays within twice that, whatever is waiting at the broker)."""
+    mosquitto = broker()
+    server = rivulet("--data-dir", str(tmp_path / "data"))
+    turtle = {"broker": mosquitto.url, "topic": "ttl", "format": "text/turtle", "timestamp": "property",
+              "inflight": 5}
+    jsonld = {"broker": mosquitto.url, "topic": "jsonld", "format": "application/ld+json",
+              "timestamp": "property"}
+    assert declare(server.url, "t", turtle).status_code == 201
+    assert declare(server.url, "j", jsonld).status_code == 201
+    wait_for(lambda: connected(server.url, "t") and connected(server.url, "j"), what="the sources")
+    publisher = Publisher(mosquitto.url, "gateway")
+    sent = 600
+    for k in range(sent):
+        publisher.publish("ttl", f'@prefix ex: <{EX}> .\nex:m{k} ex:p "{k}", "{k + 1}" .\n',
+                          timestamp=str(1000 + k))
+    for k in range(3):
+        publisher.publish("jsonld", f'{{"@id": "{EX}j{k}", "{EX}p": "{k}"}}', timestamp=str(1000 + k))
+    publisher.wait_acked(sent + 3)
+    waiting = []
+
+    def sampled() -> dict | None:
+        state = source_state(server.url, "t")
+        waiting.append(state["waiting"])
+        return state if state["acknowledged"] >= sent else None
+
+    state = wait_for(sampled, what=f"{sent} Turtle messages acknowledged")
+    # sampled while the broker still held messages back, and never more than twice the window here
+    assert len(waiting) >= 3 and max(waiting) <= 10, waiting
+    assert state["items"] == sent and state["triples"] == 2 * sent
+    assert wait_for(lambda: source_state(server.url, "j")["items"] == 3, what="the JSON-LD items")
+    assert http.get(f"{server.url}/streams/j").json()["triples"] == 3
+    publisher.close()
