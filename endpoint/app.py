@@ -17,6 +17,9 @@ from starlette.routing import Route
 
 from endpoint.admin_routes import AdminRoutes
 from endpoint.body_limit import BodyLimit
+from endpoint.brokers import Connectors
+from endpoint.brokers.metrics import ConnectorCollector
+from endpoint.brokers.sink_routes import SinkRoutes
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
 from endpoint.errors import OPERATION, error_handlers
@@ -95,6 +98,9 @@ def create_app(
     graphs = GraphStoreRoute(store, settings, workers)
     metrics = Metrics(store, streams, workers)
     readiness = Readiness()
+    # streams fed by brokers and queries publishing to them; sinks are kept in the data directory
+    connectors = Connectors(streams, getattr(streams.journal, "path", None))
+    metrics.registry.register(ConnectorCollector(connectors))
     middleware = [Middleware(BodyLimit, limit=settings.max_body_bytes)]
     if settings.cors_origins:
         middleware.append(Middleware(
@@ -109,7 +115,8 @@ def create_app(
         Route("/sparql", sparql.handle, methods=["GET", "POST"]),
         Route("/store", graphs.indirect, methods=GRAPH_STORE_METHODS),
         Route("/store/{path:path}", graphs.direct, methods=GRAPH_STORE_METHODS),
-        *StreamRoutes(streams, settings, workers).routes(),
+        *StreamRoutes(streams, settings, workers, connectors).routes(),
+        *SinkRoutes(connectors, settings, workers).routes(),
         *queries.routes(),
         *readiness.routes(),
         *metrics.routes(),
@@ -119,7 +126,9 @@ def create_app(
     ]
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
+        connectors.start()
         yield
+        connectors.close()  # before the data directory closes: no message is acknowledged after
         readiness.stop()
         streams.close()  # stop the idle clock with the server
 
@@ -131,6 +140,7 @@ def create_app(
     app.traffic = metrics.traffic
     app.state.store = store
     app.state.streams = streams
+    app.state.connectors = connectors
     app.state.shutdown = streams.shutdown
     return app
 

@@ -71,6 +71,35 @@ LOCATION = {"Location": {"description": "the URL of what was created", "schema":
 TIMESTAMP_FORMAT = ("milliseconds since the Unix epoch, or an xsd:dateTime (UTC when it has no zone); "
                     "the arrival time when neither the header nor the parameter is given")
 
+def _with_optional(schema: dict, properties: dict) -> dict:
+    """``schema`` with more properties, not required."""
+    return {**schema, "properties": {**schema["properties"], **properties}}
+
+
+#: a broker connection's fields, shared by a stream's source and a query's sink
+BROKER_FIELDS = {
+    "broker": {"type": "string", "description": "mqtt://HOST[:PORT]"},
+    "qos": {"enum": [0, 1], "default": 1},
+    "client_id": {"type": "string"},
+    "username": {"type": "string"},
+    "password_file": {"type": "string", "description": "a file holding the password (read at connect)"},
+    "password_env": {"type": "string", "description": "an environment variable holding the password"},
+}
+#: a broker connection's state, shared by a stream's source and a query's sink
+LINK_STATE = {"connected": {"type": "boolean"}, "connects": {"type": "integer"},
+              "disconnects": {"type": "integer"}, "last_error": {"type": ["string", "null"]}}
+SOURCE = {**_object({
+    **BROKER_FIELDS,
+    "topic": {"type": "string", "description": "the topic filter subscribed to"},
+    "format": {"enum": ["application/n-triples", "text/turtle", "application/ld+json",
+                        "application/x-timestamped-ntriples"]},
+    "timestamp": {"enum": ["arrival", "property", "payload"]},
+    "timestamp_property": {"type": "string", "default": "timestamp"},
+    "id_property": {"type": "string", "default": "rivulet-id"},
+    "inflight": {"type": "integer", "minimum": 1, "maximum": 65535, "default": 100},
+}, required=False), "required": ["broker", "topic"],
+    "description": "the MQTT broker the stream reads its items from (docs/operations.md)"}
+
 SCHEMAS = {
     "StreamDefinition": _object({
         "iri": {**IRI, "description": "default: the stream's URL under --base-url (or the address the "
@@ -82,8 +111,9 @@ SCHEMAS = {
         "graph": {**IRI, "description": "the stored graph absorbing timeless triples (default: the IRI)"},
         "idle": {"enum": ["none", "wallclock"], "default": "none"},
         "idle_lag_ms": {"type": "integer", "minimum": 0, "default": 1000},
+        "source": SOURCE,
     }, required=False),
-    "StreamDescription": _object({
+    "StreamDescription": _with_optional(_object({
         "name": {"type": "string"},
         "iri": IRI,
         "timing": {"type": "array", "items": IRI},
@@ -96,6 +126,14 @@ SCHEMAS = {
         "triples": {"type": "integer"},
         "rate_triples_per_s": {"type": "number", "description": "over the last 10 s"},
         "transient_triples": {"type": "integer"},
+    }), {
+        "source": SOURCE,
+        "source_state": {"type": ["object", "null"], "properties": {
+            **LINK_STATE, "messages": {"type": "integer"}, "items": {"type": "integer"},
+            "bad_messages": {"type": "integer"}, "duplicates": {"type": "integer"},
+            "acknowledged": {"type": "integer"}, "waiting": {"type": "integer"},
+            "lag_s": {"type": "number"}, "last_bad_message": {"type": ["string", "null"]}},
+            "description": "the source's connection and traffic (streams with a source)"},
     }),
     "IngestSummary": _object({
         "stream": {"type": "string"},
@@ -144,6 +182,20 @@ SCHEMAS = {
                        "description": "in full, or from the windows' change (with its costs)"},
         "subscribers": {"type": "integer"},
         "query": {"type": "string", "description": "the registration's text"},
+    }),
+    "SinkDefinition": {**_object({
+        **BROKER_FIELDS,
+        "topic": {"type": "string", "description": "the topic each window is published to"},
+        "format": {"enum": ["event", "triples"], "default": "event",
+                   "description": "event: the window's SSE JSON; triples: a CONSTRUCT's N-Triples"},
+    }, required=False), "required": ["broker", "topic"]},
+    "SinkState": _object({
+        "query": {"type": "string"}, "broker": {"type": "string"}, "topic": {"type": "string"},
+        "qos": {"type": "integer"}, "format": {"enum": ["event", "triples"]}, "client_id": {"type": "string"},
+        **LINK_STATE,
+        "published": {"type": "integer", "description": "windows the broker acknowledged"},
+        "last_sequence": {**MAYBE_INT, "description": "the sequence of the last window published"},
+        "skipped": {"type": "integer", "description": "windows no longer retained when the broker came back"},
     }),
     "CheckpointReport": _object({
         "lsn": {"type": "integer", "description": "the last log record the checkpoint holds"},
@@ -320,6 +372,30 @@ PATHS = {
             "responses": {"200": {"description": "the event stream, open until the query is unregistered",
                                   "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                           **_errors("400", "404")},
+        },
+    },
+    "/queries/{name}/sink": {
+        "parameters": [QUERY_NAME],
+        "put": {
+            "operationId": "attachSink", "summary": "Publish the query's windows to an MQTT broker",
+            "description": "One message per window, in window order, QoS 1 retried while the broker is "
+                           "away (docs/operations.md).",
+            "tags": ["queries"],
+            "requestBody": {"required": True,
+                            "content": {"application/json": {"schema": _ref("SinkDefinition")}}},
+            "responses": {"200": _json(_ref("SinkState"), "replaced"),
+                          "201": _json(_ref("SinkState"), "attached"),
+                          **_errors("400", "401", "403", "404")},
+        },
+        "get": {
+            "operationId": "describeSink", "summary": "The query's sink and where it stands",
+            "tags": ["queries"],
+            "responses": {"200": _json(_ref("SinkState"), "the sink"), **_errors("404")},
+        },
+        "delete": {
+            "operationId": "detachSink", "summary": "Stop publishing the query's windows",
+            "tags": ["queries"],
+            "responses": {"204": {"description": "detached"}, **_errors("401", "403", "404")},
         },
     },
     "/admin/checkpoint": {

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from endpoint.brokers.config import source_config
 from endpoint.problems import ProtocolError
 from endpoint.protocol import FORM, decode_utf8, media_type_and_charset
 from engine.rdf import IRI, iri_problem
@@ -102,7 +103,7 @@ def stream_definition(name: str, body: bytes, url: str) -> StreamDefinition:
         raise ProtocolError(400, f"the stream definition is not JSON: {exc}") from exc
     if not isinstance(spec, dict):
         raise ProtocolError(400, "the stream definition must be a JSON object")
-    unknown = set(spec) - {"iri", "timing", "timeless", "graph", "idle", "idle_lag_ms"}
+    unknown = set(spec) - {"iri", "timing", "timeless", "graph", "idle", "idle_lag_ms", "source"}
     if unknown:
         raise ProtocolError(400, f"unknown fields in the stream definition: {sorted(unknown)}")
     idle = spec.get("idle", "none")
@@ -121,6 +122,8 @@ def stream_definition(name: str, body: bytes, url: str) -> StreamDefinition:
                 raise ProtocolError(400, f"{key} must be a list of predicate IRIs")
             for predicate in value:
                 _check_iri(key, predicate)
+    if spec.get("source") is not None:
+        source_config(name, spec["source"])  # checked now: a bad source is a 400, nothing declared
     return StreamDefinition(
         name=name,
         iri=IRI(spec.get("iri") or url),
@@ -129,6 +132,7 @@ def stream_definition(name: str, body: bytes, url: str) -> StreamDefinition:
         graph=IRI(spec["graph"]) if spec.get("graph") else None,
         idle=idle,
         idle_lag_ms=lag,
+        source=spec.get("source"),
     )
 
 

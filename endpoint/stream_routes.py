@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from endpoint.asgi_requests import require_write
+from endpoint.brokers import Connectors
 from endpoint.public_url import public_url
 from endpoint.settings import Settings
 from endpoint.stream_requests import item_media_type, stream_definition
@@ -28,10 +29,13 @@ class StreamRoutes:
     """The handlers of ``/streams`` and ``/streams/{name}``; the engine's
     errors are answered by the application's handlers (:mod:`endpoint.errors`)."""
 
-    def __init__(self, engine: StreamEngine, settings: Settings, workers: Workers) -> None:
+    def __init__(self, engine: StreamEngine, settings: Settings, workers: Workers,
+                 connectors: Connectors | None = None) -> None:
         self.engine = engine
         self.settings = settings
         self.workers = workers
+        #: the streams' broker sources (their state is shown with the stream)
+        self.connectors = connectors
 
     def routes(self) -> list[Route]:
         return [
@@ -43,23 +47,37 @@ class StreamRoutes:
         ]
 
     async def list_streams(self, request: Request) -> Response:
-        return JSONResponse({"streams": [s.to_json() for s in self.engine.streams.values()]})
+        return JSONResponse({"streams": [self._described(s) for s in list(self.engine.streams.values())]})
 
     async def describe(self, request: Request) -> Response:
-        return JSONResponse(self.engine.stream(request.path_params["name"]).to_json())
+        return JSONResponse(self._described(self.engine.stream(request.path_params["name"])))
+
+    def _described(self, state) -> dict:
+        """The stream's state, with its source's when it has one."""
+        described = state.to_json()
+        if self.connectors is not None and state.definition.source is not None:
+            described["source_state"] = self.connectors.source(state.definition.name)
+        return described
+
+    async def _follow_sources(self) -> None:
+        """Start, restart or stop the source of a stream declared or dropped now."""
+        if self.connectors is not None:
+            await self.workers.call(self.connectors.reconcile)
 
     async def declare(self, request: Request) -> Response:
         require_write(request, self.settings)
         url = public_url(request, self.settings)
         definition = stream_definition(request.path_params["name"], await request.body(), url)
         state, created = await self.workers.call(self.engine.declare_stream, definition)
-        return JSONResponse(state.to_json(), status_code=201 if created else 200,
+        await self._follow_sources()
+        return JSONResponse(self._described(state), status_code=201 if created else 200,
                             headers={"Location": url})
 
     async def drop(self, request: Request) -> Response:
         """Drop the stream: its stored graph stays, its transient data goes."""
         require_write(request, self.settings)
         await self.workers.call(self.engine.drop_stream, request.path_params["name"])
+        await self._follow_sources()
         return Response(status_code=204)
 
     async def ingest(self, request: Request) -> Response:

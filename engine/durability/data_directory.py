@@ -56,6 +56,7 @@ import shutil
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -220,11 +221,11 @@ class DataDirectory:
     def wait_durable(self, position: int) -> None:
         self.wal.wait_durable(position)
 
-    def log_batch(self, name: str, batch: SpelledBatch) -> int:
+    def log_batch(self, name: str, batch: SpelledBatch, deliveries: Sequence[str] = ()) -> int:
         ledger: BatchLedger | None = None if self.keeps_store else self.store.quad_store
         if ledger is not None:
             ledger.before_batch()
-        lsn = self._append(records.batch_record(name, batch))
+        lsn = self._append(records.batch_record(name, batch, deliveries))
         if ledger is not None:  # the record decides: on disk before the commit it decides
             self.wal.wait_durable(lsn)
             ledger.batch_logged(lsn, bool(batch.counts.any()))
@@ -290,6 +291,7 @@ class DataDirectory:
                     return CheckpointReport(last.lsn, last.triples, time.monotonic() - started, False)
                 view = quad_store.terms.checkpoint_view() if self.keeps_store else None
                 self.wal.rotate()
+                remembered = self._carry_deliveries()
                 states = self.engine.streams.items()
                 streams = {name: (state.watermark, state.log.total) for name, state in states}
                 oldest = {name: state.log.first_ts() for name, state in states}
@@ -297,6 +299,8 @@ class DataDirectory:
                 graphs = [format_term(quad_store.terms.decode(g)) for g in snapshot.named_graph_ids()]
                 retained = dict(quad_store.retained_timestamps())
                 numbers = {state.number: name for name, state in states}
+            if remembered is not None:
+                self.wal.wait_durable(remembered)
             name = f"{lsn:020d}"
             directory = self.path / CHECKPOINTS / name
             if self.keeps_store and not directory.exists():
@@ -316,6 +320,17 @@ class DataDirectory:
             log.info("checkpoint %d: %d triples, %d stream batches carried, in %.2f s", lsn, triples,
                      carried, seconds)
             return CheckpointReport(lsn, triples, seconds, True)
+
+    def _carry_deliveries(self) -> int | None:
+        """Start the new log segment with the message identities each stream
+        remembers (:mod:`~engine.stream.deliveries`): the batches that logged
+        them are folded into the checkpoint, and a broker may still deliver
+        those messages again after a restart. Returns the last record's LSN."""
+        last = None
+        for name, state in self.engine.streams.items():
+            if len(state.deliveries):
+                last = self.wal.append(records.deliveries_record(name, list(state.deliveries)))
+        return last
 
     def log_bytes(self) -> int:
         """Bytes in the log segments on disk: what a restart would replay
@@ -505,7 +520,11 @@ def _replay(store: Store, engine: StreamEngine, lsn: int, record: dict, catalog:
             if record["s"] in engine.streams:
                 if ledger is not None:
                     absorb = _commit_missing(ledger, lsn, record)
-                engine.ingest(record["s"], records.batch_items(record), absorb=absorb, logged_at=lsn)
+                engine.ingest(record["s"], records.batch_items(record), absorb=absorb, logged_at=lsn,
+                              deliveries=record.get("d", ()))
+        elif kind == "deliveries":
+            if record["s"] in engine.streams:
+                engine.streams[record["s"]].deliveries.add(record["d"])
         elif kind == "declare":
             definition = StreamDefinition.from_json(record["d"])
             engine.declare_stream(definition, number=lsn)

@@ -11,12 +11,17 @@ memory and fires the same windows.
 
 Payload: a JSON object whose ``k`` says the kind:
 ``tx`` (``c``: the changes, ``[kind, graph term or null, N-Triples]``),
-``batch`` (``s``: stream name, ``i``: ``[timestamp, N-Triples]`` per item),
+``batch`` (``s``: stream name, ``i``: ``[timestamp, N-Triples]`` per item,
+``d``: the identities of the broker messages it was made of, when a source
+ingested it), ``deliveries`` (``s``, ``d``: the identities a stream remembered
+when a checkpoint was taken; the checkpoint's new log segment starts with them),
 ``declare`` (``d``: the stream definition), ``drop`` (``n``: the stream's
 name), ``register`` (``t``: text, ``b``: base), ``unregister`` (``n``: name).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import orjson
@@ -57,7 +62,7 @@ def transaction_record(terms, changes: list[Change]) -> bytes:
     return orjson.dumps({"k": "tx", "c": encoded})
 
 
-def batch_record(name: str, batch: SpelledBatch) -> bytes:
+def batch_record(name: str, batch: SpelledBatch, deliveries: Sequence[str] = ()) -> bytes:
     """The record of a stamped batch: its items' N-Triples are assembled
     from the spellings the body brought (no Python step per triple), the
     same text the graph writer would spell from terms."""
@@ -68,7 +73,13 @@ def batch_record(name: str, batch: SpelledBatch) -> bytes:
     cuts = bounds[np.concatenate([[0], last])].tolist()
     text = lines.tobytes()
     spelled = [[ts, text[cuts[k] : cuts[k + 1]].decode()] for k, ts in enumerate(batch.times.tolist())]
+    if deliveries:
+        return orjson.dumps({"k": "batch", "s": name, "i": spelled, "d": list(deliveries)})
     return orjson.dumps({"k": "batch", "s": name, "i": spelled})
+
+
+def deliveries_record(name: str, deliveries: Sequence[str]) -> bytes:
+    return orjson.dumps({"k": "deliveries", "s": name, "d": list(deliveries)})
 
 
 def declare_record(definition: StreamDefinition) -> bytes:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.rdf import IRI
+from engine.stream.deliveries import RecentDeliveries
 from engine.stream.transient import StreamLog, TransientLog
 
 
@@ -23,6 +24,8 @@ class StreamDefinition:
     ``graph`` is the stored named graph that absorbs the timeless triples
     (default: the stream's IRI). With ``idle`` = "wallclock" the watermark
     follows the wall clock minus ``idle_lag_ms`` while no item arrives.
+    ``source``: the broker the stream reads its items from (the endpoint's
+    connectors read and check it; the engine only keeps it with the stream).
     """
 
     name: str
@@ -32,6 +35,7 @@ class StreamDefinition:
     graph: IRI | None = None
     idle: str = "none"
     idle_lag_ms: int = 1000
+    source: dict | None = field(default=None, hash=False)
 
     @property
     def stored_graph(self) -> IRI:
@@ -46,6 +50,7 @@ class StreamDefinition:
             "graph": self.stored_graph.value,
             "idle": self.idle,
             "idle_lag_ms": self.idle_lag_ms,
+            **({"source": self.source} if self.source is not None else {}),
         }
 
     @classmethod
@@ -55,7 +60,7 @@ class StreamDefinition:
         return cls(data["name"], IRI(data["iri"]), frozenset(data.get("timing", ())),
                    None if timeless is None else frozenset(timeless),
                    IRI(data["graph"]) if data.get("graph") else None,
-                   data.get("idle", "none"), int(data.get("idle_lag_ms", 1000)))
+                   data.get("idle", "none"), int(data.get("idle_lag_ms", 1000)), data.get("source"))
 
 
 @dataclass(eq=False)
@@ -77,6 +82,8 @@ class StreamState:
     #: items of the batches refused for holding an item older than the watermark
     late_items: int = 0
     last_arrival: float | None = None
+    #: identities of the broker messages ingested last (:mod:`~engine.stream.deliveries`)
+    deliveries: RecentDeliveries = field(default_factory=RecentDeliveries)
     _recent: deque = field(default_factory=lambda: deque(maxlen=256))
 
     def is_timing(self, predicates: np.ndarray) -> np.ndarray:

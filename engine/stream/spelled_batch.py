@@ -56,3 +56,17 @@ class SpelledBatch:
             out.append((ts, [tuple(spelled[k : k + 3]) for k in range(at, at + 3 * count, 3)]))
             at += 3 * count
         return out
+
+    @classmethod
+    def joined(cls, batches: Sequence[SpelledBatch]) -> SpelledBatch:
+        """The items of ``batches`` one after the other, as one batch (a
+        source ingests the messages it has received together: one log
+        record, one flush, one round of windows)."""
+        if len(batches) == 1:
+            return batches[0]
+        offsets = np.cumsum([0] + [len(b.terms.data) for b in batches[:-1]])
+        starts = [b.terms.starts + at for b, at in zip(batches, offsets, strict=True)]
+        terms = SpelledTerms(np.concatenate([b.terms.data for b in batches]), np.concatenate(starts),
+                             np.concatenate([b.terms.lengths for b in batches]))
+        return cls(np.concatenate([b.times for b in batches]), np.concatenate([b.counts for b in batches]),
+                   terms, np.concatenate([b.arrival for b in batches]))

@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -90,7 +90,7 @@ UNAVAILABLE_PATIENCE = 60.0
 class StreamJournal(Protocol):
     """Where the engine's acknowledged changes are logged before they apply."""
 
-    def log_batch(self, name: str, batch: SpelledBatch) -> int: ...
+    def log_batch(self, name: str, batch: SpelledBatch, deliveries: Sequence[str] = ()) -> int: ...
     def log_declare(self, definition: StreamDefinition) -> int: ...
     def log_drop(self, name: str) -> int: ...
     def log_register(self, name: str, text: str, base: str | None) -> int: ...
@@ -271,13 +271,15 @@ class StreamEngine:
         return self.ingest(name, read_batch(body, media_type, timestamp))
 
     def ingest(self, name: str, items: Iterable[Item] | SpelledBatch, absorb: bool = True,
-               logged_at: int | None = None) -> dict:
+               logged_at: int | None = None, deliveries: Sequence[str] = ()) -> dict:
         """Ingest one batch of items into stream ``name``; returns a summary.
         ``absorb=False``: the stored graphs hold the batch's timeless triples
         already, as they were then (a recovery replays the batch for its
         windows; absorbing it again would undo a later update's deletions).
         ``logged_at``: the batch's position in the journal, when a recovery
-        replays it from there."""
+        replays it from there. ``deliveries``: the identities of the broker
+        messages the batch is made of, logged with it and remembered by the
+        stream (:mod:`~engine.stream.deliveries`)."""
         batch = items if isinstance(items, SpelledBatch) else SpelledBatch.of_items(list(items))
         with self._lock:
             state = self.stream(name)
@@ -285,7 +287,9 @@ class StreamEngine:
             stamped = self._check_order(state, batch, int(received * 1000))
             if len(stamped):
                 self._check_jump(state, int(stamped.times[-1]))
-            position = self.journal.log_batch(name, stamped) if self.journal and len(stamped) else logged_at
+            journal = self.journal
+            position = journal.log_batch(name, stamped, deliveries) if journal and len(stamped) else logged_at
+            state.deliveries.add(deliveries)
             events, triples = self._ingest(state, stamped, received, absorb=absorb, batch=position)
             summary = {
                 "stream": name,

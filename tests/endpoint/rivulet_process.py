@@ -27,18 +27,21 @@ class RivuletProcess:
     """``rivulet serve OPTIONS... --port P``; ``url`` once it listens.
     Standard error is read by a thread into ``stderr_lines`` (a full pipe
     would stall the server). ``open_files``: the process's limit of open
-    file descriptors (RLIMIT_NOFILE), when given."""
+    file descriptors (RLIMIT_NOFILE), when given. ``module``: the module run
+    with ``python -m`` (the CLI, or a test's wrapper of it that injects a
+    fault), with ``env`` added to the environment."""
 
     def __init__(self, *options: str, command: tuple[str, ...] = ("serve",),
-                 open_files: int | None = None) -> None:
+                 open_files: int | None = None, module: str = "endpoint.cli",
+                 env: dict[str, str] | None = None) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.stderr_lines: list[str] = []
         self._listening = threading.Event()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "endpoint.cli", *command, "--port", str(port), *options],
+            [sys.executable, "-m", module, *command, "--port", str(port), *options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
             preexec_fn=None if open_files is None else lambda: resource.setrlimit(
                 resource.RLIMIT_NOFILE, (open_files, open_files)),
         )
