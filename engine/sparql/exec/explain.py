@@ -31,6 +31,8 @@ from engine.store import MemoryGraph, UnionGraph
 #: an entry of the plan: operator, estimated_rows, and as they apply detail, steps, children,
 #: and (analysed) calls, actual_rows, time_ms
 Entry = dict[str, object]
+#: the fields of an entry in the order they are written: an operator's own figures before what is below it
+FIELDS = ("operator", "estimated_rows", "calls", "actual_rows", "time_ms", "detail", "steps", "children")
 
 
 def explain_plan(pattern: A.Pattern, cx: ExecutionContext, trace: Trace | None = None) -> Entry:
@@ -68,7 +70,7 @@ class _Explainer:
         entry.update(fields)
         if self.trace is not None:
             self._actual(node, entry)
-        return entry
+        return {key: entry[key] for key in FIELDS if key in entry}
 
     def estimate(self, node: A.Pattern) -> float | None:
         """The estimated rows of ``node`` alone."""
