@@ -66,8 +66,7 @@ class Compression:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        wanted = accepts_gzip(_header(scope, b"accept-encoding"))
-        await self.app(scope, receive, _Responder(send, wanted, self.minimum_size).send)
+        await self.app(scope, receive, _Responder(scope, send, self.minimum_size).send)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -82,9 +81,9 @@ class _Responder:
     answer's first chunk is a few thousand rows, so this waits for nothing
     in practice), then decides, and compresses every chunk from then on."""
 
-    def __init__(self, send: Send, wanted: bool, minimum_size: int) -> None:
+    def __init__(self, scope: Scope, send: Send, minimum_size: int) -> None:
+        self._scope = scope
         self._send = send
-        self._wanted = wanted
         self._minimum_size = minimum_size
         self._start: Message | None = None
         self._held: list[bytes] = []
@@ -128,7 +127,7 @@ class _Responder:
         start["headers"] = list(start.get("headers", []))  # a list: MutableHeaders edits it in place
         headers = MutableHeaders(raw=start["headers"])
         headers.add_vary_header("Accept-Encoding")
-        if not self._wanted:
+        if not accepts_gzip(_header(self._scope, b"accept-encoding")):  # read only for answers this large
             self._passing = True
             await self._send(start)
             await self._send({"type": "http.response.body", "body": body, "more_body": more})
