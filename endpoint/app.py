@@ -20,6 +20,7 @@ from endpoint.body_limit import BodyLimit
 from endpoint.brokers import Connectors
 from endpoint.brokers.metrics import ConnectorCollector
 from endpoint.brokers.sink_routes import SinkRoutes
+from endpoint.compression import MINIMUM_SIZE, Compression
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
 from endpoint.errors import OPERATION, error_handlers
@@ -73,7 +74,9 @@ class RivuletApp(Starlette):
                     response = self.answer_now(Request(scope), body)
             if response is not None:
                 scope[OPERATION] = "query"  # what the whole path would have said
-                await response(scope, receive, send)
+                # gzip as on the whole path (endpoint.compression); a tiny answer never is
+                await (Compression(response) if len(response.body) >= MINIMUM_SIZE else response)(
+                    scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
@@ -111,6 +114,7 @@ def create_app(
                            "Cache-Control"],
             expose_headers=["Location"],
         ))
+    middleware.append(Middleware(Compression))  # gzip for large answers when asked (never SSE)
     routes = [
         Route("/sparql", sparql.handle, methods=["GET", "POST"]),
         Route("/store", graphs.indirect, methods=GRAPH_STORE_METHODS),

@@ -20,7 +20,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from endpoint.connection_deadlines import REQUEST_TIMED_OUT
 from endpoint.problems import ProtocolError, problem_for
-from endpoint.workers import ClientGone
+from endpoint.workers import TIME_LIMIT, ClientGone
 from engine.api import QueryCancelled
 from engine.rdf import NotXmlText
 from engine.sparql.exec import ServiceError, UpdateError
@@ -52,7 +52,7 @@ def error_handlers(query_timeout: float) -> dict[type[Exception], Handler]:
     ``query_timeout`` seconds."""
 
     async def answered(request: Request, exc: Exception) -> Response:
-        problem = problem_for(exc, request.scope.get(OPERATION), query_timeout)
+        problem = problem_for(exc, request.scope.get(OPERATION), query_timeout, request.scope.get(TIME_LIMIT))
         assert problem is not None  # every class of ANSWERED has an answer
         return problem_response(problem)
 

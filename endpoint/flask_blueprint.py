@@ -120,7 +120,8 @@ class _Views:
         own (404, 405 with ``Allow``, 413) as Werkzeug answers them."""
         if isinstance(exc, HTTPException):
             return exc
-        problem = problem_for(exc, g.get("rivulet_operation"), self.settings.query_timeout)
+        problem = problem_for(exc, g.get("rivulet_operation"), self.settings.query_timeout,
+                              g.get("rivulet_time_limit"))
         if problem is None:
             raise exc
         response = Response(problem.message + "\n", status=problem.status, mimetype="text/plain")
@@ -176,7 +177,8 @@ class _Views:
         operation = protocol.read_operation(request.method, params, request.headers.get("Content-Type"), body)
         if operation is None:
             offer = negotiation.pick_offer(negotiation.GRAPH, self._accept(), protocol.format_values(params))
-            triples = describe_service(self._url(), self.settings.read_only)
+            settings = self.settings
+            triples = describe_service(self._url(), settings.read_only, settings.union_default_graph)
             return self._streamed(write_graph(offer.format, triples), offer.content_type)
         with incoming_depth(protocol.service_depth(request.headers.get(DEPTH_HEADER))):
             if operation.kind == "update":
@@ -190,11 +192,23 @@ class _Views:
         if plan is None:
             protocol.refuse_registration_as_query(operation)
             plan = self._call(self.store.prepare, operation.text, base)
+        deadline = time.monotonic() + self._time_limit(operation)
+        union = self.settings.union_default_graph
+        if operation.explain is not None:
+            return self._json(self._call(self.store.explain, plan, operation.explain == "analyze",
+                                         operation.graphs, operation.named_graphs,
+                                         lambda: time.monotonic() > deadline, self.settings.max_rows, union))
         offer = negotiation.pick_offer(negotiation.offers_for(plan.form), self._accept(), operation.formats)
-        deadline = time.monotonic() + self.settings.query_timeout
         result = self._call(self.store.execute, plan, operation.graphs, operation.named_graphs,
-                            lambda: time.monotonic() > deadline, self.settings.max_rows)
+                            lambda: time.monotonic() > deadline, self.settings.max_rows, union)
         return self._streamed(answer_chunks(result, offer), offer.content_type)
+
+    def _time_limit(self, operation: protocol.Operation) -> float:
+        """The server's time limit, or the request's own (``timeout``) when shorter."""
+        if operation.timeout is None:
+            return self.settings.query_timeout
+        g.rivulet_time_limit = min(operation.timeout, self.settings.query_timeout)
+        return g.rivulet_time_limit
 
     def _update(self, operation: protocol.Operation) -> Response:
         self._require_write()
@@ -205,7 +219,7 @@ class _Views:
             return self._json(running.to_json(), 201)
         g.rivulet_operation = "update"
         self._call(self.store.update, operation.text, base, operation.graphs, operation.named_graphs, False,
-                   self.settings.max_rows, self.settings.query_timeout)
+                   self.settings.max_rows, self._time_limit(operation))
         return self._no_content()
 
     # ------------------------------------------------------------ /streams

@@ -4,7 +4,9 @@ Graphs are named indirectly (``/store?graph=IRI``, ``/store?default``) or
 directly (``/store/any/path`` is the graph whose IRI is that URL). GET and
 HEAD read a graph, PUT replaces it, POST adds to it, DELETE drops it. A POST
 to ``/store`` itself creates a new graph (201 and its IRI in ``Location``),
-or, with an N-Quads or TriG body, loads a whole dataset: the bulk upload.
+or, with an N-Quads or TriG body, loads a whole dataset: the bulk upload;
+a GET of ``/store`` itself sends the whole dataset back, in N-Quads or TriG
+(one snapshot, streamed: the dump Oxigraph's server and Fuseki give).
 Every write is one transaction: readers see the graph before or after it.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from endpoint import negotiation
 from endpoint.asgi_requests import accept, require_write
@@ -26,7 +28,16 @@ from endpoint.responses import graph_response
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.api import Store
-from engine.rdf import IRI, MEDIA_TYPE_FORMATS, Term, guess_format, iri_problem, parse_rdf, rdf_format
+from engine.rdf import (
+    IRI,
+    MEDIA_TYPE_FORMATS,
+    Term,
+    guess_format,
+    iri_problem,
+    parse_rdf,
+    rdf_format,
+    write_dataset,
+)
 
 QUAD_FORMATS = {"nquads", "trig"}
 
@@ -69,6 +80,8 @@ class GraphStoreRoute:
             target = Target(None)
         elif request.method == "POST":
             target = Target(f"{public_url(request, self.settings)}/{uuid.uuid4().hex}", new=True)
+        elif request.method in ("GET", "HEAD"):
+            return await self._get_dataset(request)
         else:
             raise HTTPException(400, "name the graph: ?default or ?graph=IRI")
         return await self._dispatch(request, target)
@@ -102,6 +115,16 @@ class GraphStoreRoute:
             return Response(media_type=offer.content_type, headers={"Vary": "Accept"})
         triples = self.store.triples(target.iri)
         return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})
+
+    async def _get_dataset(self, request: Request) -> Response:
+        """The whole store: the default graph and every named graph."""
+        offer = negotiation.pick_offer(negotiation.DATASET, accept(request),
+                                       format_values(request.query_params.multi_items()))
+        if request.method == "HEAD":
+            return Response(media_type=offer.content_type, headers={"Vary": "Accept"})
+        chunks = write_dataset(offer.format, self.store.graphs())
+        return StreamingResponse(await self.workers.stream(chunks), headers={"Vary": "Accept"},
+                                 media_type=offer.content_type)
 
     # ----------------------------------------------------------------- writes
     async def _put(self, request: Request, target: Target) -> Response:

@@ -32,6 +32,9 @@ BOOLEAN = tuple(sorted(offered_for("boolean"), key=lambda offer: offer.format in
 #: names are those of engine.rdf.write_graph
 GRAPH = offered_for("graph")
 
+#: the whole store (a graph store GET naming no graph); names are those of engine.rdf.write_dataset
+DATASET = offered_for("dataset")
+
 
 _OFFERS = {"SELECT": SOLUTIONS, "ASK": BOOLEAN, "CONSTRUCT": GRAPH, "DESCRIBE": GRAPH}
 

@@ -29,11 +29,13 @@ class ProtocolError(Exception):
         self.headers = headers or []
 
 
-def problem_for(exc: Exception, operation: str | None, query_timeout: float) -> ProtocolError | None:
+def problem_for(exc: Exception, operation: str | None, query_timeout: float,
+                time_limit: float | None = None) -> ProtocolError | None:
     """The answer to ``exc`` raised while serving a request that handed a
     ``operation`` ("query", "update", "registration"; None when nothing was
     parsed) to the engine; None for an error that is the server's own fault
-    (the framework answers 500 and logs it)."""
+    (the framework answers 500 and logs it). ``time_limit``: the limit the
+    request set itself (its ``timeout`` parameter, capped by the server's)."""
     if isinstance(exc, ProtocolError):
         return exc
     what = operation if operation in ("query", "update") else "request"
@@ -43,6 +45,10 @@ def problem_for(exc: Exception, operation: str | None, query_timeout: float) -> 
     if isinstance(exc, QueryCancelled) and exc.reason == "shutdown":
         return ProtocolError(503, f"{what} cancelled: the server is shutting down{unchanged}; retry later",
                              [("Retry-After", "5")])
+    if isinstance(exc, QueryCancelled) and time_limit is not None:
+        return ProtocolError(503, f"{what} cancelled: it ran longer than the request's time limit of "
+                                  f"{time_limit:g} s (its 'timeout' parameter, at most the server's "
+                                  f"{query_timeout:g} s){unchanged}")
     if isinstance(exc, QueryCancelled):
         return ProtocolError(503, f"{what} cancelled: it ran longer than the server's time limit of "
                                   f"{query_timeout:g} s{unchanged}")

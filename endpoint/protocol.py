@@ -34,6 +34,10 @@ QUERY_TYPE = "application/sparql-query"
 #: other scripts' digits, which int() refuses)
 DEPTH = re.compile(r"[0-9]{1,9}")
 UPDATE_TYPE = "application/sparql-update"
+#: a ``timeout`` parameter: seconds as a plain decimal number (no exponent, sign, inf or nan)
+TIMEOUT = re.compile(r"[0-9]{1,9}(?:\.[0-9]{0,9})?|\.[0-9]{1,9}")
+#: the values of the ``explain`` parameter: the plan with estimates, or run with actual counts too
+EXPLAIN_MODES = ("plan", "analyze")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,12 @@ class Operation:
     #: the values of the format parameters (a result format chosen without
     #: ``Accept``), in request order; see :func:`format_values`
     formats: tuple[str, ...] = ()
+    #: the request's own time limit in seconds (``timeout=``), None without one;
+    #: the server's limit still caps it
+    timeout: float | None = None
+    #: ``explain=plan`` (the plan, not run) or ``explain=analyze`` (run, with
+    #: each step's actual rows and time); None: answer the query
+    explain: str | None = None
 
 
 def media_type_and_charset(header: str | None) -> tuple[str, str | None]:
@@ -127,7 +137,34 @@ def operation_from_params(params: list[tuple[str, str]], direct: tuple[str, str]
     else:
         graphs, named = _graphs(params, "using-graph-uri"), _graphs(params, "using-named-graph-uri")
     default, named_graphs = _dataset(graphs, named)
-    return Operation(kind, text, default, named_graphs, format_values(params))
+    explain = requested_explain(params)
+    if explain is not None and kind != "query":
+        raise ProtocolError(400, "'explain' applies to a query, not to an update")
+    return Operation(kind, text, default, named_graphs, format_values(params), requested_timeout(params),
+                     explain)
+
+
+def requested_timeout(params: list[tuple[str, str]]) -> float | None:
+    """The seconds a ``timeout`` parameter asks for (None without one): a
+    decimal number above 0, as Fuseki takes it (``timeout=2.5``). Anything
+    else is a 400 naming the value: a limit silently ignored would be worse."""
+    value = _single(params, "timeout")
+    if value is None:
+        return None
+    if not TIMEOUT.fullmatch(value) or float(value) <= 0:
+        raise ProtocolError(400, f"'timeout' must be a number of seconds above 0, such as 2.5 or 0.25, "
+                                 f"not {value[:40]!r}")
+    return float(value)
+
+
+def requested_explain(params: list[tuple[str, str]]) -> str | None:
+    """What an ``explain`` parameter asks for: "plan", "analyze", or None without one."""
+    value = _single(params, "explain")
+    if value is None:
+        return None
+    if value not in EXPLAIN_MODES:
+        raise ProtocolError(400, f"'explain' must be one of {', '.join(EXPLAIN_MODES)}, not {value[:40]!r}")
+    return value
 
 
 def form_pairs(text: str) -> list[tuple[str, str]]:

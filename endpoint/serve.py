@@ -138,6 +138,10 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
                        help="cut off a client that takes nothing of what the server writes to it for this "
                             "many seconds; an event-stream subscriber is then dropped (default "
                             f"{connections.DEFAULT_SEND_TIMEOUT:g})")
+    serve.add_argument("--union-default-graph", action="store_true",
+                       help="a query naming no dataset (no FROM, no default-graph-uri) reads the merge of "
+                            "the default graph and every named graph as its default graph; updates still "
+                            "write the default graph itself (default: off)")
     serve.add_argument("--base-url", metavar="URL",
                        help="the server's public base URL, for the IRIs and Location headers it makes "
                             "(default: the address clients connect to; never the Host header)")
@@ -247,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
         outbound_allowed=tuple(args.outbound_allow),
         service=not args.no_service,
         base_url=args.base_url,
+        union_default_graph=args.union_default_graph,
     )
     if args.processes > 1 and not args.read_only:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "

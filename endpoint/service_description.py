@@ -21,8 +21,11 @@ INPUT_FORMATS = ("Turtle", "N-Triples", "RDF_XML", "JSON-LD", "N-Quads", "TriG")
 FEATURES = ("BasicFederatedQuery", "EmptyGraphs")
 
 
-def describe_service(endpoint: str, read_only: bool) -> list[tuple[Term, Term, Term]]:
-    """The description as triples; ``endpoint`` is the URL the client used."""
+def describe_service(endpoint: str, read_only: bool,
+                     union_default_graph: bool = False) -> list[tuple[Term, Term, Term]]:
+    """The description as triples; ``endpoint`` is the URL the client used;
+    ``union_default_graph``: the server's ``--union-default-graph``, the
+    feature ``sd:UnionDefaultGraph``."""
     service, dataset, default_graph = BNode("service"), BNode("dataset"), BNode("defaultGraph")
 
     def sd(name: str) -> IRI:
@@ -39,6 +42,8 @@ def describe_service(endpoint: str, read_only: bool) -> list[tuple[Term, Term, T
     if not read_only:
         triples += [(service, sd("inputFormat"), IRI(FORMATS + name)) for name in INPUT_FORMATS]
     triples += [(service, sd("feature"), sd(name)) for name in FEATURES]
+    if union_default_graph:
+        triples.append((service, sd("feature"), sd("UnionDefaultGraph")))
     triples += [
         (service, sd("defaultDataset"), dataset),
         (dataset, RDF_TYPE, sd("Dataset")),

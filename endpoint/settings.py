@@ -34,3 +34,6 @@ class Settings:
     #: the server's public base URL (behind a proxy); None: the address
     #: clients connect to. Never the request's Host header.
     base_url: str | None = None
+    #: queries naming no dataset read the merge of every graph (the default
+    #: graph and all named graphs) as their default graph; updates are unchanged
+    union_default_graph: bool = False

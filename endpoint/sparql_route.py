@@ -5,6 +5,10 @@ the answer. The engine's errors become the protocol's status codes in the
 application's error handlers (:mod:`endpoint.errors`): a syntax error is 400
 with the parser's line and column, a query over its time limit 503, a
 failing SERVICE endpoint 502.
+
+Per request, a ``timeout`` parameter shortens the time limit (never past
+the server's), and ``explain=plan`` / ``explain=analyze`` answer the
+query's plan as JSON instead of its answer (:meth:`engine.api.Store.explain`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from endpoint.service_description import describe_service
 from endpoint.settings import Settings
 from endpoint.workers import Workers
 from engine.api import Store
+from engine.sparql import algebra as A
 from engine.sparql.exec import DEPTH_HEADER, incoming_depth
 from engine.sparql.syntax import is_registration
 
@@ -75,14 +80,30 @@ class SparqlRoute:
             refuse_registration_as_query(operation)
             found = await self.workers.call(self.store.prepare_shape, operation.text, base)
         plan, shape = found
+        time_limit = None if operation.timeout is None else self.workers.limit(request, operation.timeout)
+        if operation.explain is not None:
+            return await self._explain(request, operation, plan, time_limit)
         offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
 
         def run(should_stop):
             return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop,
-                                      self.settings.max_rows)
+                                      self.settings.max_rows, self.settings.union_default_graph)
 
-        result = await self.workers.run_plan(request, shape, run)
+        result = await self.workers.run_plan(request, shape, run, time_limit)
         return await query_response(result, offer, self.workers)
+
+    async def _explain(self, request: Request, operation: Operation, plan: A.Query,
+                       time_limit: float | None) -> Response:
+        """The query's plan as JSON; ``explain=analyze`` runs the query (under
+        its time limit, cancelled as any query) to count each step's rows."""
+        analyze = operation.explain == "analyze"
+
+        def run(should_stop):
+            return self.store.explain(plan, analyze, operation.graphs, operation.named_graphs, should_stop,
+                                      self.settings.max_rows, self.settings.union_default_graph)
+
+        explained = await self.workers.query(request, run, time_limit)
+        return JSONResponse(explained, headers={"Vary": "Accept"})
 
     def answer_now(self, request: Request, body: bytes) -> Response | None:
         """The answer of a query (GET, or POST of a form or a query with its
@@ -100,7 +121,8 @@ class SparqlRoute:
             else:
                 operation = read_operation_with(request, body)
                 base = public_url(request, self.settings)
-            if operation is None or operation.kind != "query" or operation.graphs is not None:
+            if (operation is None or operation.kind != "query" or operation.graphs is not None
+                    or operation.timeout is not None or operation.explain is not None):
                 return None
             found = self.store.cached_shape(operation.text, base)
             if found is None:
@@ -110,8 +132,9 @@ class SparqlRoute:
                 return None
             offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
             limit = self.settings.max_rows
-            result = self.workers.run_inline(
-                shape, lambda stop: self.store.execute(plan, should_stop=stop, max_rows=limit))
+            union = self.settings.union_default_graph
+            result = self.workers.run_inline(shape, lambda stop: self.store.execute(
+                plan, should_stop=stop, max_rows=limit, union_default_graph=union))
             if result is None or len(result) > INLINE_ROWS:
                 return None
             return small_query_response(result, offer)
@@ -143,13 +166,15 @@ class SparqlRoute:
             return JSONResponse(running.to_json(), status_code=201)
         parsing(request, "update")
         base = public_url(request, self.settings)
+        requested = None if operation.timeout is None else self.workers.limit(request, operation.timeout)
         await self.workers.update(request, lambda time_limit, shutdown: self.store.update(
             operation.text, base, operation.graphs, operation.named_graphs, local_files=False,
-            max_rows=self.settings.max_rows, time_limit=time_limit, shutdown=shutdown))
+            max_rows=self.settings.max_rows, time_limit=time_limit, shutdown=shutdown), requested)
         return Response(status_code=204)
 
     async def _describe(self, request: Request) -> Response:
         offer = negotiation.pick_offer(negotiation.GRAPH, accept(request),
                                        format_values(request.query_params.multi_items()))
-        triples = describe_service(public_url(request, self.settings), self.settings.read_only)
+        triples = describe_service(public_url(request, self.settings), self.settings.read_only,
+                                   self.settings.union_default_graph)
         return await graph_response(triples, offer, self.workers, {"Vary": "Accept"})

@@ -18,6 +18,11 @@ the same plan for this purpose), and a plan that last ran in under
 (:data:`INLINE_LIMIT`): should it run longer this time, it is stopped and
 run again in a worker thread with the full time limit (queries change
 nothing, so running one again is safe).
+
+A request may ask for a shorter time limit than the server's (its
+``timeout`` parameter): :meth:`Workers.limit` caps it, and a query with
+its own limit always runs in a worker thread, so that it stops at that
+limit and not a short inline run later.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ REMEMBERED_PLANS = 2048
 #: the scope key naming why a request's query or update was cancelled
 #: ("time_limit", "client_gone", "shutdown"), which the traffic metrics read (:mod:`endpoint.traffic`)
 CANCELLED = "rivulet.cancelled"
+#: the scope key holding the time limit a request set itself (seconds, already
+#: capped by the server's), for the message of its 503 (:mod:`endpoint.errors`)
+TIME_LIMIT = "rivulet.time_limit"
 
 
 class ClientGone(Exception):
@@ -67,6 +75,14 @@ class Workers:
         #: queries and updates cancelled so far, per reason ("time_limit", "client_gone", "shutdown"),
         #: for /metrics
         self.cancellations: Counter[str] = Counter()
+
+    def limit(self, request: Request, requested: float) -> float:
+        """The time limit of a request that asked for ``requested`` seconds:
+        the smaller of that and the server's, kept in the request's scope for
+        the message should it run over."""
+        limit = min(requested, self.query_timeout)
+        request.scope[TIME_LIMIT] = limit
+        return limit
 
     def runs_inline(self, plan: object) -> bool:
         """Did this plan's last runs take less than :data:`INLINE_BUDGET`?"""
@@ -95,11 +111,13 @@ class Workers:
         previous = self._run_time.get(id(plan)) if smoothed else None
         self._run_time[id(plan)] = seconds if previous is None else (previous + seconds) / 2
 
-    async def run_plan(self, request: Request, plan: object, fn: Callable[[Callable[[], bool]], T]) -> T:
+    async def run_plan(self, request: Request, plan: object, fn: Callable[[Callable[[], bool]], T],
+                       time_limit: float | None = None) -> T:
         """Run ``fn(should_stop)`` for a parsed plan: on the event loop when
         the plan ran fast last time (see the module docstring), else as
-        :meth:`query` does. Remembers how long the run took."""
-        if self.runs_inline(plan):
+        :meth:`query` does. Remembers how long the run took. ``time_limit``:
+        the request's own (see :meth:`limit`), which never runs inline."""
+        if time_limit is None and self.runs_inline(plan):
             result = self.run_inline(plan, fn)
             if result is not None:
                 return result
@@ -112,31 +130,37 @@ class Workers:
             self._remember(plan, time.monotonic() - started)
             return answer
 
-        return await self.query(request, timed)
+        return await self.query(request, timed, time_limit)
 
     async def call(self, fn: Callable[..., T], *args) -> T:
         """Run a call that needs no cancellation (parsing, loads, stream requests)."""
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
-    async def update(self, request: Request, fn: Callable[[float, Shutdown], T]) -> T:
+    async def update(self, request: Request, fn: Callable[[float, Shutdown], T],
+                     time_limit: float | None = None) -> T:
         """Run ``fn(time_limit, shutdown)``, an update that stops itself at
-        its time limit or the server's shutdown (raising :class:`QueryCancelled`,
-        answered 503); the cancellation is counted and logged as a query's."""
+        its time limit (the server's, or ``time_limit`` from :meth:`limit`)
+        or the server's shutdown (raising :class:`QueryCancelled`, answered
+        503); the cancellation is counted and logged as a query's."""
         started = time.monotonic()
+        limit = self.query_timeout if time_limit is None else time_limit
         try:
-            return await anyio.to_thread.run_sync(fn, self.query_timeout, self.shutdown, limiter=self.limiter)
+            return await anyio.to_thread.run_sync(fn, limit, self.shutdown, limiter=self.limiter)
         except QueryCancelled as exc:
-            self._cancelled(request, exc.reason, "update", time.monotonic() - started)
+            self._cancelled(request, exc.reason, "update", time.monotonic() - started, limit)
             raise
 
-    async def query(self, request: Request, fn: Callable[[Callable[[], bool]], T]) -> T:
+    async def query(self, request: Request, fn: Callable[[Callable[[], bool]], T],
+                    time_limit: float | None = None) -> T:
         """Run ``fn(should_stop)``; cancel it when the client disconnects or
-        the time limit passes. Raises :class:`QueryCancelled` on timeout and
+        the time limit (the server's, or ``time_limit`` from :meth:`limit`)
+        passes. Raises :class:`QueryCancelled` on timeout and
         :class:`ClientGone` on a disconnect (the application's error handlers
         answer 503 and 499)."""
         disconnected = threading.Event()
         started = time.monotonic()
-        deadline = started + self.query_timeout
+        limit = self.query_timeout if time_limit is None else time_limit
+        deadline = started + limit
 
         shutdown = self.shutdown
 
@@ -165,17 +189,17 @@ class Workers:
             else:
                 reason = "time_limit"
                 error = QueryCancelled(str(error), reason)
-            self._cancelled(request, reason, "query", time.monotonic() - started)
+            self._cancelled(request, reason, "query", time.monotonic() - started, limit)
             if disconnected.is_set():
                 raise ClientGone() from error
         raise error
 
-    def _cancelled(self, request: Request, reason: str, what: str, elapsed: float) -> None:
+    def _cancelled(self, request: Request, reason: str, what: str, elapsed: float, limit: float) -> None:
         """Count and log a query or update stopped for ``reason``."""
         self.cancellations[reason] += 1
         request.scope[CANCELLED] = reason
         why = {"client_gone": "client disconnected", "shutdown": "the server is shutting down"}.get(
-            reason, f"over the {self.query_timeout:g} s time limit")
+            reason, f"over the {limit:g} s time limit")
         log.warning("%s cancelled after %.2f s: %s", what, elapsed, why)
 
     async def stream(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:

@@ -14,6 +14,7 @@ once. Every query reads one snapshot of the store; every update is atomic.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -32,11 +33,13 @@ from engine.sparql.exec import (
     QueryTerms,
     ServiceClient,
     Solutions,
+    Trace,
     UpdateError,
     UpdateRunner,
     build_dataset,
     construct_ids,
     describe,
+    explain_plan,
 )
 from engine.sparql.expr import EvalContext
 from engine.sparql.results import decoded_rows
@@ -250,6 +253,17 @@ class Store:
             return iter(())
         return self._decoded(stored.s, stored.p, stored.o)
 
+    def graphs(self) -> Iterator[tuple[IRI | None, Iterator[tuple[Term, Term, Term]]]]:
+        """Every graph of one snapshot (the dataset as of now, whatever is
+        written meanwhile): the default graph (None) first, then each named
+        graph, empty ones included, with its triples decoded as they are read."""
+        snapshot = self._store.snapshot()
+        decode = self._store.terms.decode
+        for gid in [DEFAULT_GRAPH, *snapshot.named_graph_ids()]:
+            stored = snapshot.graph(gid)
+            triples = iter(()) if stored is None else self._decoded(stored.s, stored.p, stored.o)
+            yield (None if gid == DEFAULT_GRAPH else decode(gid)), triples
+
     def _decoded(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Iterator[tuple[Term, Term, Term]]:
         decode = self._store.terms.decode_many
         for start in range(0, len(s), ROW_CHUNK):
@@ -295,15 +309,41 @@ class Store:
     def execute(self, query: A.Query, default_graphs: list[str] | None = None,
                 named_graphs: list[str] | None = None,
                 should_stop: Callable[[], bool] | None = None,
-                max_rows: int | None = None) -> QueryResult:
+                max_rows: int | None = None, union_default_graph: bool = False) -> QueryResult:
         """Run a parsed query. ``max_rows`` bounds every step (a pattern's
         matches, a join, a product): a query that would exceed it raises
-        :class:`engine.store.RowBudgetExceeded` and its memory is freed."""
+        :class:`engine.store.RowBudgetExceeded` and its memory is freed.
+        ``union_default_graph``: a query naming no dataset (no FROM, no
+        ``default_graphs``/``named_graphs``) reads the merge of every graph
+        as its default graph."""
         with row_budget(max_rows, _checkpoint(should_stop)):
-            return self._execute(query, default_graphs, named_graphs, should_stop)
+            return self._execute(query, default_graphs, named_graphs, should_stop, union_default_graph)
 
-    def _execute(self, query: A.Query, default_graphs: list[str] | None,
-                 named_graphs: list[str] | None, should_stop: Callable[[], bool] | None) -> QueryResult:
+    def explain(self, query: A.Query, analyze: bool = False, default_graphs: list[str] | None = None,
+                named_graphs: list[str] | None = None, should_stop: Callable[[], bool] | None = None,
+                max_rows: int | None = None, union_default_graph: bool = False) -> dict:
+        """The plan of a parsed query (:func:`engine.sparql.exec.explain_plan`)
+        with each step's estimated rows, as a JSON-ready dict; with ``analyze``
+        the query also runs, bounded as :meth:`execute` bounds it, and each
+        step gets its calls, actual rows and time, the whole its rows and time."""
+        _, executor = self._executor(query, default_graphs, named_graphs, should_stop, union_default_graph)
+        explained: dict = {"form": query.form, "analyzed": analyze}
+        if not analyze:
+            explained["plan"] = explain_plan(query.pattern, executor.context)
+            return explained
+        trace = executor.context.trace = Trace()
+        started = time.perf_counter()
+        with row_budget(max_rows, _checkpoint(should_stop)):
+            solutions = executor.run(query.pattern)
+        explained["time_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        explained["rows"] = solutions.length
+        explained["plan"] = explain_plan(query.pattern, executor.context, trace)
+        return explained
+
+    def _executor(self, query: A.Query, default_graphs: list[str] | None, named_graphs: list[str] | None,
+                  should_stop: Callable[[], bool] | None,
+                  union_default_graph: bool) -> tuple[QueryTerms, Executor]:
+        """The query's terms and an executor over its dataset in the current snapshot."""
         terms = QueryTerms(self._store.terms)
         snapshot = self._store.snapshot()
         if default_graphs is not None or named_graphs is not None:
@@ -312,8 +352,13 @@ class Store:
         elif query.dataset is not None:
             dataset = build_dataset(snapshot, terms, list(query.dataset.default), list(query.dataset.named))
         else:
-            dataset = build_dataset(snapshot, terms)
-        executor = Executor(terms, dataset, EvalContext(base=query.base), self._service, should_stop)
+            dataset = build_dataset(snapshot, terms, union_default=union_default_graph)
+        return terms, Executor(terms, dataset, EvalContext(base=query.base), self._service, should_stop)
+
+    def _execute(self, query: A.Query, default_graphs: list[str] | None, named_graphs: list[str] | None,
+                 should_stop: Callable[[], bool] | None, union_default_graph: bool) -> QueryResult:
+        terms, executor = self._executor(query, default_graphs, named_graphs, should_stop,
+                                         union_default_graph)
         solutions = executor.run(query.pattern)
         prefixes = query.prefixes
         if query.form == "SELECT":
@@ -324,7 +369,7 @@ class Store:
         if query.form == "CONSTRUCT":
             return QueryResult("CONSTRUCT", terms, prefixes=prefixes,
                                triple_ids=construct_ids(query.template, solutions, terms))
-        described = describe(query.describe, solutions, terms, dataset.default)
+        described = describe(query.describe, solutions, terms, executor.context.dataset.default)
         return QueryResult("DESCRIBE", terms, triples=described, prefixes=prefixes)
 
     # ---------------------------------------------------------------- update

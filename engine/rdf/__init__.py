@@ -10,6 +10,7 @@ syntaxes, and the media types that name them.
 - :mod:`~engine.rdf.graph_writers`: graphs written a chunk at a time in every syntax offered, by
   :mod:`~engine.rdf.turtle_writer`, :mod:`~engine.rdf.jsonld_writer` and :mod:`~engine.rdf.rdfxml_writer`
   (with the name grammars of :mod:`~engine.rdf.names`).
+- :mod:`~engine.rdf.dataset_writers`: a whole dataset written a chunk at a time as N-Quads or TriG.
 - :mod:`~engine.rdf.value_ids`: IDs that are a number's or boolean's value (never in the dictionary).
 - :mod:`~engine.rdf.spelled_quads`: canonical N-Quads text to columns of distinct spellings (bulk loads).
 - :mod:`~engine.rdf.media_types`: the registry of RDF and result media types.
@@ -19,6 +20,7 @@ syntaxes, and the media types that name them.
 Callers import from this package, not from its modules.
 """
 
+from engine.rdf.dataset_writers import DATASET_FORMATS, write_dataset
 from engine.rdf.dictionary import MemoryTermDictionary, TermDictionary
 from engine.rdf.documents import (
     RdfSyntaxError,
@@ -183,6 +185,8 @@ __all__ = [
     "from_rdflib",
     # writing graphs
     "write_graph",
+    "write_dataset",
+    "DATASET_FORMATS",
     "GRAPH_FORMATS",
     "STANDARD_PREFIXES",
     "NotRdfXml",

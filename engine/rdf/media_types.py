@@ -85,9 +85,9 @@ REGISTRY: tuple[MediaType, ...] = (
     # offered for CONSTRUCT, but a JSON request body is not taken for JSON-LD
     MediaType("application/json", "json-ld", _GRAPH, alias_of="application/ld+json", names=("json",),
               readable=False),
-    # RDF datasets (read only: responses carry graphs)
-    MediaType("application/n-quads", "nquads", _DATASET, suffixes=("nq",), offered=False),
-    MediaType("application/trig", "trig", _DATASET, suffixes=("trig",), offered=False),
+    # RDF datasets (a graph store GET of the whole store is sent in them)
+    MediaType("application/n-quads", "nquads", _DATASET, suffixes=("nq",), names=("nquads", "nq")),
+    MediaType("application/trig", "trig", _DATASET, suffixes=("trig",), names=("trig",)),
 )
 
 

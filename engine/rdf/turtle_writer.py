@@ -109,12 +109,21 @@ def write_turtle(batches: Iterable[list[Triple]], prefixes: Mapping[str, str]) -
     the first batch. Each chunk ends its last statement, so a subject whose
     triples span two batches is written twice (the same graph)."""
     speller = TurtleSpeller(prefixes)
+    head = speller.header().encode()
+    for chunk in turtle_statements(batches, speller):
+        yield head + chunk
+        head = b""
+    if head:
+        yield head
+
+
+def turtle_statements(batches: Iterable[list[Triple]], speller: TurtleSpeller) -> Iterator[bytes]:
+    """The statements of each batch as one chunk, without prefix lines: the
+    body of a Turtle document, or of one graph of a TriG document."""
     terms, predicates = speller.terms, speller.predicates
     known, known_predicates = terms.by_id, predicates.by_id
-    head = speller.header()
     for batch in batches:
-        out = [head]
-        head = ""
+        out = []
         subject = predicate = None
         for s, p, o in batch:
             ss = known.get(id(s)) or terms.miss(s)
@@ -133,5 +142,3 @@ def write_turtle(batches: Iterable[list[Triple]], prefixes: Mapping[str, str]) -
         if subject is not None:
             out.append(" .\n")
         yield "".join(out).encode()
-    if head:
-        yield head.encode()

@@ -24,7 +24,9 @@ from endpoint.settings import Settings
 from engine.api import Store
 from engine.stream import StreamEngine
 from tests.endpoint.conftest import DEMO
+from tests.endpoint.test_http_cancellation import SLOW
 from tests.endpoint.test_http_sparql import EX, LONGEST, RHINE_TRIBUTARIES
+from tests.endpoint.test_request_timeout_http import slow_store
 from tests.harness.w3c.manifest import suite_missing_reason
 from tests.harness.w3c_http.manifest import protocol_tests, replay
 
@@ -290,3 +292,20 @@ def test_the_blueprint_bounds_updates_and_the_windows_of_the_engine_it_makes():
     finally:
         server.shutdown()
         thread.join(timeout=5)
+
+
+def test_the_blueprint_takes_timeout_explain_and_the_union_default_graph(flask_serve):
+    url = flask_serve(slow_store(), query_timeout=60) + "/sparql"
+    started = time.monotonic()
+    stopped = httpx.get(url, params={"query": SLOW, "timeout": "0.3"}, timeout=30)
+    assert stopped.status_code == 503 and "the request's time limit of 0.3 s" in stopped.text
+    assert time.monotonic() - started < 5
+    assert httpx.get(url, params={"query": "ASK {}", "timeout": "x"}, timeout=10).status_code == 400
+    plan = httpx.get(url, params={"query": SLOW, "explain": "plan"}, timeout=10)
+    assert plan.status_code == 200 and plan.json()["plan"]["operator"] == "Project"
+
+    store = Store()
+    store.load(b"<http://x/a> <http://x/p> <http://x/b> <http://x/g> .\n", "nquads")
+    union = flask_serve(store, union_default_graph=True) + "/sparql"
+    answer = httpx.get(union, params={"query": "ASK { <http://x/a> <http://x/p> <http://x/b> }"}, timeout=10)
+    assert answer.json()["boolean"] is True

@@ -120,6 +120,6 @@ def test_errors(serve):
                           headers={"Content-Type": "text/turtle"})
     assert malformed.status_code == 400 and "turtle" in malformed.text
     assert httpx.get(store_url, params={"graph": GRAPH}).status_code == 404  # nothing was created
-    unnamed = httpx.get(store_url)
+    unnamed = httpx.put(store_url, content=b"", headers={"Content-Type": "text/turtle"})
     assert unnamed.status_code == 400
     assert httpx.patch(store_url + "?default").status_code == 405

@@ -43,9 +43,9 @@ def counted(monkeypatch, people):
 
     thread = Workers.query
 
-    async def counting_query(self, request, fn):
+    async def counting_query(self, request, fn, *time_limit):
         counts["threads"] += 1
-        return await thread(self, request, fn)
+        return await thread(self, request, fn, *time_limit)
 
     monkeypatch.setattr(people, "prepare_shape", counting_prepare)
     monkeypatch.setattr(Workers, "query", counting_query)

@@ -48,7 +48,7 @@ def test_an_alias_is_answered_with_the_proper_content_type():
 def test_the_first_offer_of_each_kind_is_the_default():
     assert offered_for("solutions")[0].media_type == "application/sparql-results+json"
     assert offered_for("graph")[0].media_type == "text/turtle"
-    assert offered_for("dataset") == ()
+    assert [m.media_type for m in offered_for("dataset")] == ["application/n-quads", "application/trig"]
 
 
 def test_every_short_name_and_alias_points_at_a_registered_media_type():

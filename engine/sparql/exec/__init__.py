@@ -12,17 +12,20 @@ cancellation before every operator. Solutions are ID columns
 query dataset (:mod:`.dataset`); :mod:`.evaluation` bridges them to the
 expression evaluator. The query forms CONSTRUCT and DESCRIBE (:mod:`.forms`)
 and SPARQL Update (:mod:`.update`) build on the executor; what SERVICE and
-LOAD may call is :mod:`.outbound`'s policy.
+LOAD may call is :mod:`.outbound`'s policy. EXPLAIN (:mod:`.explain`) shows the
+plan with estimates and, run with a :mod:`.trace`, each step's actual rows.
 """
 
 from engine.sparql.exec.context import ExecutionContext, QueryCancelled, ServiceCall
 from engine.sparql.exec.dataset import QueryDataset, build_dataset, merged
 from engine.sparql.exec.executor import OPERATORS, Executor
+from engine.sparql.exec.explain import explain_plan
 from engine.sparql.exec.forms import construct, construct_ids, describe
 from engine.sparql.exec.outbound import DEPTH_HEADER, OutboundPolicy, OutboundRefused, incoming_depth
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.service import ServiceClient, ServiceError, ServiceRefused
 from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.trace import Trace
 from engine.sparql.exec.update import UpdateError, UpdateRunner
 
 __all__ = [
@@ -41,11 +44,13 @@ __all__ = [
     "ServiceClient",
     "ServiceError",
     "Solutions",
+    "Trace",
     "UpdateError",
     "UpdateRunner",
     "build_dataset",
     "construct",
     "construct_ids",
     "describe",
+    "explain_plan",
     "merged",
 ]

@@ -66,9 +66,17 @@ def _explore(graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
         if pair is not None and worth_intersecting(solutions, pair, graph_of, cx):
             patterns.remove(pair.second)
             solutions = intersect_closing(solutions, pair, graph_of, cx)
+            _traced(cx, pair.second, solutions)
         else:
             solutions = extend_with_pattern(solutions, pattern, graph_of[pattern], cx)
+        _traced(cx, pattern, solutions)
     return solutions
+
+
+def _traced(cx: ExecutionContext, pattern: A.TriplePattern, solutions: Solutions) -> None:
+    """Tell EXPLAIN's trace, if any, how many rows there were after ``pattern``."""
+    if cx.trace is not None:
+        cx.trace.explored(pattern, solutions.length)
 
 
 #: exploration orders of recent BGPs (see _ordered); cleared when full
@@ -111,10 +119,12 @@ def bgp_chunks(node: A.BGP, cx: ExecutionContext) -> Iterator[Solutions]:
     graph = cx.active
     first, *rest = _ordered(dict.fromkeys(node.triples, graph), cx, Solutions.unit())
     seeds = extend_with_pattern(Solutions.unit(), first, graph, cx)
+    _traced(cx, first, seeds)
     for start, stop in chunk_bounds(seeds.length):
         chunk = seeds.take(np.arange(start, stop))
         for pattern in rest:
             chunk = extend_with_pattern(chunk, pattern, graph, cx)
+            _traced(cx, pattern, chunk)
             if not chunk.length:
                 break
         if chunk.length:

@@ -18,6 +18,7 @@ from engine.sparql import algebra as A
 from engine.sparql.exec.dataset import QueryDataset
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.trace import Trace
 from engine.sparql.expr import EvalContext
 from engine.sparql.plan import CostModel, HeldOrders
 from engine.store import Graph, QueryCancelled, checkpoint
@@ -52,6 +53,8 @@ class ExecutionContext:
         self.should_stop = should_stop
         self.cost = CostModel(terms.encode)
         self.plans = plans
+        #: what each operator did, when EXPLAIN analyses the query (None: nothing recorded)
+        self.trace: Trace | None = None
         self._operators = operators
 
     def run(self, node: A.Pattern) -> Solutions:
@@ -59,6 +62,8 @@ class ExecutionContext:
         if self.should_stop is not None and self.should_stop():
             raise QueryCancelled("query cancelled")
         checkpoint()  # the evaluation's own bound (a window's, an update's time limit)
+        if self.trace is not None:
+            return self.trace.run(node, self._operators[node.__class__], self)
         return self._operators[node.__class__](node, self)
 
     @contextmanager

@@ -65,12 +65,18 @@ def build_dataset(
     terms: QueryTerms,
     default_graphs: list[IRI] | None = None,
     named_graphs: list[IRI] | None = None,
+    union_default: bool = False,
 ) -> QueryDataset:
     """With no graphs named, the store's own default graph and all its named
-    graphs; otherwise exactly the graphs named (unknown ones are empty)."""
+    graphs, or with ``union_default`` the RDF merge of all of them as the
+    default graph (a server's ``--union-default-graph``: a triple in several
+    graphs is one triple of the merge); otherwise exactly the graphs named
+    (unknown ones are empty)."""
     if default_graphs is None and named_graphs is None:
         named = {g: snapshot.graphs[g] for g in snapshot.named_graph_ids()}
         default = snapshot.graphs.get(DEFAULT_GRAPH) or MemoryGraph.empty()
+        if union_default:
+            default = merged([default, *named.values()])
         return QueryDataset(default, named)
     empty = MemoryGraph.empty()
     default = merged([snapshot.graphs.get(terms.encode(g), empty) for g in default_graphs or []])
