@@ -31,7 +31,9 @@ from engine.rdf import (
     arrow_positions,
     canonical_nquads,
     canonical_spellings,
+    format_term,
     guess_format,
+    parse_statement,
     split_nquads,
     string_buffers,
 )
@@ -138,6 +140,8 @@ def _parse_text_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
         bad = unmatched.filter(pc.invert(pc.match_substring_regex(unmatched, BLANK)))
     else:
         bad = other
+    if len(bad) and pc.any(pc.match_substring(bad, "<<(")).as_py():
+        s, p, o, g, kept, bad = _with_triple_terms(s, p, o, g, kept, bad)
     # the store's spelling; a statement whose escapes do not make characters
     # (\uD800, \q) is a bad line too
     (s, broken_s), (p, broken_p), (o, broken_o), (g, broken_g) = (
@@ -148,6 +152,30 @@ def _parse_text_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
         s, p, o, g = (c.filter(keep) for c in (s, p, o, g))
         bad = pa.concat_arrays([bad.cast(pa.string()), kept.filter(pa.array(broken)).cast(pa.string())])
     return Statements(s, p, o, g), bad
+
+
+def _with_triple_terms(s: pa.Array, p: pa.Array, o: pa.Array, g: pa.Array, kept: pa.Array, bad: pa.Array
+                       ) -> tuple[pa.Array, ...]:
+    """The columns with the statements of ``bad`` lines that hold RDF 1.2
+    triple terms (nested, so beyond the line patterns) read by the statement
+    parser one line at a time, and the lines still bad."""
+    found: list[tuple[str, str, str, str]] = []
+    read: list[str] = []
+    still_bad: list[str] = []
+    for line in bad.cast(pa.string()).to_pylist():
+        try:
+            quad = parse_statement(line.rstrip("\r"))
+        except ValueError:
+            still_bad.append(line)
+            continue
+        found.append(tuple("" if t is None else format_term(t) for t in quad))  # type: ignore[misc]
+        read.append(line)
+    if not found:
+        return s, p, o, g, kept, bad
+    columns = [pa.concat_arrays([c.cast(pa.string()), pa.array(list(new), pa.string())])
+               for c, new in zip((s, p, o, g), zip(*found, strict=True), strict=True)]
+    kept = pa.concat_arrays([kept.cast(pa.string()), pa.array(read, pa.string())])
+    return (*columns, kept, pa.array(still_bad, pa.string()))
 
 
 def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statements:

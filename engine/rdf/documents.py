@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from engine.rdf.graph_writers import write_graph
 from engine.rdf.media_types import guess_format
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf.terms import IRI, BNode, Literal, Term, TripleTerm
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
@@ -151,7 +151,7 @@ def canonical_nquads(source: str | Path | bytes, format: str | None = None,
     try:
         ox = _oxigraph()
         ox.serialize(_quads(data, parser, base), out, ox.RdfFormat.N_QUADS)
-    except ValueError as exc:  # a triple term (RDF 1.2) has no place in the store
+    except ValueError as exc:
         if isinstance(exc, RdfSyntaxError):
             raise
         raise RdfSyntaxError(str(exc)) from None
@@ -167,8 +167,14 @@ def from_oxigraph(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> Term:
     if cls is ox.BlankNode:
         return BNode(term.value)
     if cls is ox.Literal:
-        return Literal(term.value, term.datatype.value, term.language)
-    raise RdfSyntaxError(f"triple terms are not supported: {term}")
+        language = term.language
+        if language is not None and term.direction is not None:
+            language = f"{language}--{str(term.direction).lower()}"  # RDF 1.2's directional string
+        return Literal(term.value, term.datatype.value, language)
+    if cls is ox.Triple:
+        return TripleTerm(from_oxigraph(term.subject), from_oxigraph(term.predicate),
+                          from_oxigraph(term.object))
+    raise RdfSyntaxError(f"not an RDF term: {term}")
 
 
 def parse_rdf(

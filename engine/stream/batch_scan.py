@@ -9,8 +9,8 @@ characters of IRIs, blank-node labels and language tags, the timestamps'
 digits, range and order), so no Python step runs per line or per term. The
 terms' bytes are then already the store's canonical spelling.
 
-Anything else (comments, blank lines, tabs, escapes, ``xsd:dateTime``
-timestamps, upper-case language tags, ``xsd:string``, a line the grammar
+Anything else (comments, blank lines, tabs, escapes, RDF 1.2 triple terms,
+``xsd:dateTime`` timestamps, upper-case language tags, ``xsd:string``, a line the grammar
 refuses) makes :func:`scan_body` return None: the caller then reads the
 body with the statement parser, which accepts what it accepts and refuses
 what it refuses with the same messages as always. So this reader only ever
@@ -90,6 +90,8 @@ def scan_body(body: bytes, timestamped: bool) -> tuple[np.ndarray, np.ndarray, S
     when the body is not in the plain form this reader takes (see the
     module docstring)."""
     if not body or (not body.isascii() and any(marker in body for marker in _MULTI_REFUSED)):
+        return None
+    if b"<<(" in body:  # an RDF 1.2 triple term: nested terms are the parser's
         return None
     raw = np.frombuffer(body, dtype=np.uint8)
     if _SINGLE_REFUSED[raw].any():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-from engine.rdf import XSD_BOOLEAN, XSD_DATETIME, Literal, Term
+from engine.rdf import XSD_BOOLEAN, XSD_DATETIME, Literal, Term, TripleTerm
 from engine.sparql.expr.context import ExprError
 from engine.sparql.expr.xsd import (
     DECIMAL,
@@ -97,6 +97,9 @@ def _compare_same_category(category: int, x: object, y: object) -> int | None:
 def term_equal(a: Term, b: Term) -> bool:
     """SPARQL ``=``: value equality for known datatypes, else RDFterm-equal."""
     if a.__class__ is not Literal or b.__class__ is not Literal:
+        if a.__class__ is TripleTerm and b.__class__ is TripleTerm:  # SPARQL 1.2: component-wise
+            return (term_equal(a.subject, b.subject) and term_equal(a.predicate, b.predicate)  # type: ignore[union-attr]
+                    and term_equal(a.object, b.object))  # type: ignore[union-attr]
         return a == b
     va = literal_value(a)  # type: ignore[arg-type]
     vb = literal_value(b)  # type: ignore[arg-type]

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 
 from engine.rdf import IRI, Variable
 from engine.sparql.algebra import (
-    BGP,
     Aggregate,
     BinaryExpr,
     CallExpr,
@@ -180,7 +179,8 @@ class QueryParser(GraphPatternParser):
                 if grouped and name not in allowed:
                     raise self.error(f"?{name} is selected but is not a GROUP BY key", item.tok)
             else:
-                if name in scope or item.var in projected:
+                # SPARQL 1.2: after GROUP BY only the keys (and earlier AS names) are in scope
+                if (name in allowed if grouped else name in scope) or item.var in projected:
                     raise self.error(f"?{name} is already in scope and cannot be bound by AS", item.tok)
                 if grouped:
                     used: list[Variable] = []
@@ -217,7 +217,7 @@ class QueryParser(GraphPatternParser):
             if self.tok[0] in TRIPLE_START:
                 self.triples_template(template)
             self.expect("}")
-            pattern = self._simple_form(BGP(tuple(template)))  # type: ignore[arg-type]
+            pattern = self._simple_form(self.bgp(template))
         return Query("CONSTRUCT", pattern, template=tuple(template), dataset=dataset)  # type: ignore[arg-type]
 
     def _describe(self) -> Query:

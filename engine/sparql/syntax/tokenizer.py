@@ -7,7 +7,8 @@ token. Tokens are plain tuples ``(kind, value, start, end)``:
 
 - keywords: ``kind`` is the upper-cased word (keywords are case-insensitive),
   except the case-sensitive ``a`` whose kind is ``"a"``;
-- punctuation: ``kind`` is the symbol itself (``"{"``, ``"^^"``, ``"&&"``...);
+- punctuation: ``kind`` is the symbol itself (``"{"``, ``"^^"``, ``"&&"``...;
+  SPARQL 1.2's ``<<(`` ``)>>`` ``<<`` ``>>`` ``~`` ``{|`` ``|}`` too);
 - everything else has a lower-case kind: ``iri`` (value: the unresolved
   reference), ``pname`` (value: ``(prefix, local)`` with escapes removed),
   ``bnode`` (label), ``var`` (name), ``lang`` (tag), ``int``/``dec``/``dbl``
@@ -52,9 +53,9 @@ _MASTER = re.compile(
     f"|(?P<dbl>[0-9]+\\.[0-9]*{_EXP}|\\.?[0-9]+{_EXP})"
     r"|(?P<dec>[0-9]*\.[0-9]+)"
     r"|(?P<int>[0-9]+)"
-    r"|(?P<lang>@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*)"
+    r"|(?P<lang>@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?)"
     r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<punct>\^\^|\|\||&&|!=|<=|>=|[{}()\[\];,.=<>!+\-*/^|?])"
+    r"|(?P<punct><<\(|\)>>|<<|>>|\{\||\|\}|\^\^|\|\||&&|!=|<=|>=|[{}()\[\];,.=<>!+\-*/^|?~])"
     r"|(?P<eof>\Z)"
     r"|(?P<bad>[^ \t\r\n])"
     r")"
