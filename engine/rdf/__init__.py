@@ -52,6 +52,7 @@ from engine.rdf.ntriples import (
     parse_lines,
     parse_statement,
     parse_term,
+    statement_lines,
     unescape,
 )
 from engine.rdf.rdfxml_writer import NotRdfXml
@@ -163,6 +164,7 @@ __all__ = [
     "unescape",
     "parse_statement",
     "parse_lines",
+    "statement_lines",
     "NTriplesError",
     # documents
     "parse_rdf",

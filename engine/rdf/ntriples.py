@@ -27,6 +27,8 @@ from collections.abc import Iterator
 
 from engine.rdf.terms import (
     IRI,
+    RDF_DIRLANGSTRING,
+    RDF_LANGSTRING,
     XSD_BOOLEAN,
     XSD_DECIMAL,
     XSD_DOUBLE,
@@ -47,11 +49,13 @@ _TSV_SPECIAL = re.compile(r'[\\"\n\r\t\b\f]')
 _TSV_ESCAPES = str.maketrans(
     {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 )
-#: the canonical N-Triples of RDF 1.2 (C14N): ECHAR for tab, LF, CR, quote and
-#: backslash, UCHAR (upper-case hex) for the other controls and DEL
-_C14N_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')
-_C14N_ESCAPES = {chr(c): f"\\u{c:04X}" for c in [*range(0x20), 0x7F]}
-_C14N_ESCAPES.update({"\t": "\\t", "\n": "\\n", "\r": "\\r", '"': '\\"', "\\": "\\\\"})
+#: the canonical N-Triples of RDF 1.2 (C14N): ECHAR for backspace, tab, LF,
+#: form feed, CR, quote and backslash, UCHAR (upper-case hex) for the other
+#: controls, DEL and the noncharacters U+FFFE and U+FFFF
+_C14N_SPECIAL = re.compile('[\x00-\x1f\x7f"\\\\\ufffe\uffff]')
+_C14N_ESCAPES = {chr(c): f"\\u{c:04X}" for c in [*range(0x20), 0x7F, 0xFFFE, 0xFFFF]}
+_C14N_ESCAPES.update({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"',
+                      "\\": "\\\\"})
 _C14N_TABLE = str.maketrans(_C14N_ESCAPES)
 #: characters that may not appear raw inside an IRIREF
 _IRI_SPECIAL = re.compile(r'[\x00-\x20<>"{}|^`\\]')
@@ -280,8 +284,8 @@ def canonical(text: str) -> str:
 # ------------------------------------------------------- reading statements
 _IRIREF = r"<([^<>\"{}|^`\\\x00-\x20]*(?:\\[uU][0-9A-Fa-f]{4,8}[^<>\"{}|^`\\\x00-\x20]*)*)>"
 _BNODE = r"_:([A-Za-z0-9_\u00C0-\uFFFF](?:[A-Za-z0-9_.\-\u00B7-\uFFFF]*[A-Za-z0-9_\-\u00B7-\uFFFF])?)"
-_LITERAL = (r'"((?:[^"\\\n\r]|\\.)*)"(?:@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?)|\^\^'
-            + _IRIREF + ")?")
+_LITERAL = (r'"((?:[^"\\\n\r]|\\.)*)"(?:[ \t]*@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?)'
+            r"|[ \t]*\^\^[ \t]*" + _IRIREF + ")?")
 
 _SUBJECT = "(?:" + _IRIREF + "|" + _BNODE + ")"
 _OBJECT = "(?:" + _IRIREF + "|" + _BNODE + "|" + _LITERAL + ")"
@@ -331,13 +335,23 @@ def parse_statement(text: str, line: int = 1) -> tuple[Term, Term, Term, Term | 
 
 
 def _literal(lexical: str, lang: str | None, datatype: str | None) -> Literal:
-    """A statement's literal; a base direction (RDF 1.2 ``@en--ltr``) is ltr or rtl."""
-    if lang is not None and "--" in lang and lang.rsplit("--", 1)[1].lower() not in ("ltr", "rtl"):
-        raise ValueError(f"@{lang}: a base direction is ltr or rtl")
+    """A statement's literal: a language tag's subtags have at most 8
+    characters (BCP 47), a base direction (RDF 1.2 ``@en--ltr``) is ``ltr``
+    or ``rtl``, and the datatypes of tagged strings need a tag."""
+    if lang is not None:
+        tag, _, direction = lang.partition("--")
+        if direction and direction not in ("ltr", "rtl"):
+            raise ValueError(f"@{lang}: a base direction is ltr or rtl")
+        if any(len(part) > 8 for part in tag.split("-")):
+            raise ValueError(f"@{lang} is not a language tag: a subtag has more than 8 characters")
     iri = _statement_iri(datatype).value if datatype is not None else None
+    if iri in _TAGGED_TYPES:
+        raise ValueError(f"<{iri}> is the datatype of language-tagged strings: write a language tag")
     return Literal(unescape(lexical), iri, lang)
 
 
+#: the datatypes a literal has only by its language tag
+_TAGGED_TYPES = frozenset((RDF_LANGSTRING, RDF_DIRLANGSTRING))
 #: one term of a statement with triple terms, after optional blanks:
 #: ``<<(`` (group 1), an IRI (2), a blank node (3) or a literal (4-6)
 _NODE = re.compile(r"[ \t]*(?:(<<\()|" + _IRIREF + "|" + _BNODE + "|" + _LITERAL + ")")
@@ -405,9 +419,19 @@ def _statement_iri(raw: str) -> IRI:
     return IRI(value)
 
 
+_LINE_END = re.compile("\r\n|\r|\n")
+
+
+def statement_lines(text: str) -> list[str]:
+    """The lines of N-Triples text: ended by LF, CR or both, as its grammar
+    says (``str.splitlines`` would also cut at the vertical tab, the form
+    feed, U+001C-U+001E, U+0085 and U+2028/9, which a literal may hold raw)."""
+    return _LINE_END.split(text)
+
+
 def parse_lines(text: str) -> Iterator[tuple[int, tuple[Term, Term, Term, Term | None]]]:
     """``(line number, statement)`` for every non-blank, non-comment line."""
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(statement_lines(text), 1):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             yield number, parse_statement(line, number)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.rdf.ntriples import canonical, format_term, parse_statement, parse_term
+from engine.rdf.ntriples import canonical, format_term, parse_statement, parse_term, statement_lines
 from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, KIND_TRIPLE, NUMERIC_DATATYPES, numeric_value
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _split_nested(text: bytes) -> SpelledQuads:
     import pyarrow.compute as pc
 
     spellings: list[str] = []
-    for number, line in enumerate(text.decode("utf-8").splitlines(), 1):
+    for number, line in enumerate(statement_lines(text.decode("utf-8")), 1):
         if line.strip():
             s, p, o, g = parse_statement(line, number)
             spellings.extend((format_term(s), format_term(p), format_term(o),

@@ -228,14 +228,16 @@ def _label_ok(b: _Bytes, start: np.ndarray, end: np.ndarray) -> np.ndarray:
 
 
 def _lang_ok(b: _Bytes, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Lower-case language tags of letters and at most one inner hyphen
-    (longer tags are left to the parser)."""
+    """Lower-case language tags of letters and at most one inner hyphen,
+    each part at most 8 letters as BCP 47 has them (longer tags are left to
+    the parser)."""
     first, last = b.at(start), b.at(np.maximum(end - 1, start))
     dash = b.next(_DASH, start)
     if ((dash < end) & (b.next(_DASH, dash + 1) < end)).any():
         return np.zeros(len(start), dtype=bool)
+    short = np.where(dash < end, (dash - start <= 8) & (end - dash - 1 <= 8), end - start <= 8)
     return ((end > start) & b.none_in(_NOT_LANG, start, end)
-            & (first != _DASH) & (last != _DASH))
+            & (first != _DASH) & (last != _DASH) & short)
 
 
 def _spells(b: _Bytes, start: np.ndarray, end: np.ndarray, word: np.ndarray) -> np.ndarray:

@@ -148,6 +148,6 @@ def test_canonical_ntriples_escapes_every_control_character():
     text = "".join(chr(c) for c in range(0x20)) + '\x7f"\\é'
     spelled = c14n_term(Literal(text))
     escapes = "".join(f"\\u{c:04X}" for c in range(0x0E, 0x20))
-    assert spelled == ('"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\u0008'
-                       '\\t\\n\\u000B\\u000C\\r' + escapes + '\\u007F\\"\\\\é"')
+    assert spelled == ('"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b'
+                       '\\t\\n\\u000B\\f\\r' + escapes + '\\u007F\\"\\\\é"')
     assert parse_statement(f"<{EX}s> <{EX}p> {spelled} .")[2] == Literal(text)

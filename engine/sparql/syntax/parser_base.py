@@ -26,7 +26,7 @@ from engine.rdf import (
 )
 from engine.sparql.algebra import Pattern, TripleTermPattern
 from engine.sparql.syntax.errors import SparqlSyntaxError, error_at
-from engine.sparql.syntax.tokenizer import Token, tokenize, unescape_codepoints
+from engine.sparql.syntax.tokenizer import Token, tokenize
 
 RDF_TYPE_IRI = IRI(RDF_TYPE)
 RDF_FIRST = IRI(RDF + "first")
@@ -89,7 +89,7 @@ class ParserBase:
     """Token cursor, prologue and term parsing shared by all parser layers."""
 
     def __init__(self, text: str, base: str | None) -> None:
-        self.text = unescape_codepoints(text)
+        self.text = text
         self.toks: list[Token] = tokenize(self.text)
         check_nesting(self.text, self.toks)
         self.i = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from engine.rdf import IRI, Variable
+from engine.rdf import IRI, BNode, Variable
 from engine.sparql.algebra import (
     Aggregate,
     BinaryExpr,
@@ -30,6 +30,8 @@ from engine.sparql.algebra import (
     Query,
     Reduced,
     Slice,
+    TriplePattern,
+    TripleTermPattern,
     UnaryExpr,
     Values,
     VarExpr,
@@ -39,6 +41,17 @@ from engine.sparql.syntax.graph_pattern_parser import EMPTY, GraphPatternParser,
 from engine.sparql.syntax.parser_base import BLANKS_AS_NODES, BLANKS_AS_VARS
 from engine.sparql.syntax.tokenizer import Token
 from engine.sparql.syntax.triples_parser import TRIPLE_START, Triple
+
+
+def _as_blank(term: object) -> object:
+    """A blank node of a pattern (a hidden ``.bN`` variable) as the template's
+    blank node, inside triple terms too."""
+    if term.__class__ is Variable and term.name.startswith(".b"):  # type: ignore[attr-defined]
+        return BNode(term.name)  # type: ignore[attr-defined]
+    if term.__class__ is TripleTermPattern:
+        return TripleTermPattern(*(_as_blank(t) for t in (term.subject, term.predicate,  # type: ignore
+                                                               term.object)))  # type: ignore[attr-defined]
+    return term
 
 
 def expr_vars(expr: Expr, out: list[Variable]) -> None:
@@ -218,6 +231,9 @@ class QueryParser(GraphPatternParser):
                 self.triples_template(template)
             self.expect("}")
             pattern = self._simple_form(self.bgp(template))
+            # as a template, the pattern's blank nodes are fresh ones per solution
+            template = [TriplePattern(*(_as_blank(t) for t in (x.subject, x.predicate, x.object)))
+                        for x in template]  # type: ignore[union-attr]
         return Query("CONSTRUCT", pattern, template=tuple(template), dataset=dataset)  # type: ignore[arg-type]
 
     def _describe(self) -> Query:

@@ -38,7 +38,7 @@ from typing import Any
 
 from engine.rdf import IRI, BNode, Literal, TripleTerm, Variable, resolve_iri
 from engine.sparql.algebra import Query
-from engine.sparql.syntax.tokenizer import Token, tokenize, unescape_codepoints
+from engine.sparql.syntax.tokenizer import Token, tokenize
 from engine.sparql.syntax.update_parser import UpdateParser
 
 #: token kinds whose value may be lifted out of the shape
@@ -62,7 +62,6 @@ def shape_of(text: str, base: str | None) -> tuple[Hashable, list[Token], list[i
     The key is the text between the lifted tokens and each one's kind (and a
     prefixed name's prefix): the tokenizer reads on from a token's end, so
     equal text around equal kinds means equal tokens around the constants."""
-    text = unescape_codepoints(text)
     tokens = tokenize(text)
     lifted: list[int] = []
     if any(t[0] == "SERVICE" for t in tokens):
