@@ -77,16 +77,16 @@ def _codepoint(text: str, start: int, escape: str, digits: str) -> str:
     return chr(code)
 
 
-def _decode_string(text: str, body: str, start: int) -> str:
+def _decode_string(text: str, body: str, start: int, body_start: int) -> str:
     """Apply a string body's escapes (ECHAR and UCHAR, one pass); anything
-    else is an error."""
+    else is an error (a bad code point is reported where it is)."""
     if "\\" not in body:
         return body
 
     def replace(match: re.Match[str]) -> str:
         digits = match.group(1) or match.group(2)
         if digits:
-            return _codepoint(text, start, match.group(), digits)
+            return _codepoint(text, body_start + match.start(), match.group(), digits)
         char = _ECHARS.get(match.group(3))
         if char is None:
             raise error_at(text, start, f"invalid escape sequence {match.group()!r} in string")
@@ -100,7 +100,10 @@ def _decode_iri(text: str, body: str, start: int) -> str:
     character the IRI could not hold raw (a space, ``>``)."""
     if "\\" not in body:
         return body
-    decoded = _UCHAR.sub(lambda m: _codepoint(text, start, m.group(), m.group(1) or m.group(2)), body)
+    def replace(m: re.Match[str]) -> str:
+        return _codepoint(text, start + 1 + m.start(), m.group(), m.group(1) or m.group(2))
+
+    decoded = _UCHAR.sub(replace, body)
     if _NOT_IN_IRI.search(decoded):
         raise error_at(text, start, "an escape in this IRI spells a character IRIs exclude")
     return decoded
@@ -137,9 +140,9 @@ def tokenize(text: str) -> list[Token]:
         elif kind in ("int", "dec", "dbl"):
             append((kind, match.group(kind), start, end))
         elif kind == "str1" or kind == "str2":
-            append(("str", _decode_string(text, text[start + 1 : end - 1], start), start, end))
+            append(("str", _decode_string(text, text[start + 1 : end - 1], start, start + 1), start, end))
         elif kind == "long1" or kind == "long2":
-            append(("str", _decode_string(text, text[start + 3 : end - 3], start), start, end))
+            append(("str", _decode_string(text, text[start + 3 : end - 3], start, start + 3), start, end))
         elif kind == "bnode":
             append(("bnode", text[start + 2 : end], start, end))
         elif kind == "lang":
