@@ -27,13 +27,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.rdf import (
+    BNode,
     RdfSyntaxError,
+    Term,
+    TripleTerm,
     arrow_positions,
     canonical_nquads,
     canonical_spellings,
     format_term,
     guess_format,
     parse_statement,
+    parse_term,
     split_nquads,
     string_buffers,
 )
@@ -188,9 +192,31 @@ def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statem
         cols = [pc.if_else(pc.starts_with(c, "_:"),
                            pc.binary_join_element_wise(prefix, pc.utf8_slice_codeunits(c, 2), ""), c)
                 for c in cols]
+        cols[0], cols[2] = (_scoped_triple_terms(c, scope) for c in (cols[0], cols[2]))
     if graph is not None:
         cols[3] = pc.if_else(pc.equal(cols[3], ""), pa.scalar(f"<{graph}>"), cols[3])
     return Statements(*cols)
+
+
+def _scoped_triple_terms(column: pa.Array, scope: str) -> pa.Array:
+    """The blank nodes inside triple terms scoped like the others (term by
+    term: only the rare triple terms that hold a blank node are parsed)."""
+    nested = pc.and_(pc.starts_with(column, "<<("), pc.match_substring(column, "_:"))
+    at = np.flatnonzero(pc.fill_null(nested, False).to_numpy(zero_copy_only=False))
+    if not len(at):
+        return column
+
+    def scoped(term: Term) -> Term:
+        if isinstance(term, BNode):
+            return BNode(scope + term.id)
+        if isinstance(term, TripleTerm):
+            return TripleTerm(scoped(term.subject), term.predicate, scoped(term.object))
+        return term
+
+    values = column.to_pylist()
+    for i in at.tolist():
+        values[i] = format_term(scoped(parse_term(values[i])))
+    return pa.array(values, pa.string())
 
 
 def hash_column(column: pa.Array) -> np.ndarray:

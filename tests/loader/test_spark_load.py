@@ -249,3 +249,14 @@ def test_rdf12_triple_terms_load_from_ntriples_and_turtle(spark, tmp_path):
     (tmp_path / "bad.nt").write_text(f"<{ex}a> <{ex}b> <{ex}c> .\n" + triple_subject)
     with pytest.raises(LoadError, match=r"bad\.nt:2: malformed"):
         _load(spark, [tmp_path / "bad.nt"], tmp_path / "refused")
+
+
+def test_blank_nodes_inside_triple_terms_of_different_files_stay_apart(spark, tmp_path):
+    ex = "http://example.org/"
+    lines = f"<{ex}a> <{ex}says> <<( _:b <{ex}knows> _:b )>> .\n_:b <{ex}name> \"B\" .\n"
+    (tmp_path / "one.nt").write_text(lines)
+    _load(spark, [tmp_path / "one.nt", tmp_path / "one.nt"], tmp_path / "store")
+    opened = Store.open(tmp_path / "store")
+    query = f"SELECT ?t ?x WHERE {{ ?t <{ex}name> \"B\" . ?a <{ex}says> <<( ?t <{ex}knows> ?x )>> }}"
+    rows = list(opened.query(query).rows())
+    assert len(rows) == 2 and all(t == x for t, x in rows)  # each file's _:b, joined with itself only
