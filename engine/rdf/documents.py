@@ -88,6 +88,7 @@ def _document(source: str | Path | bytes, format: str | None, base: str | None
         raise RdfSyntaxError(f"cannot read RDF in the format {fmt!r}")
     if fmt == "xml":
         _check_entity_growth(data)
+        _check_rdfxml_12(data)
     return data, getattr(_oxigraph().RdfFormat, parser), base
 
 
@@ -129,6 +130,21 @@ def _check_entity_growth(data: bytes) -> None:
     if grown > ENTITY_GROWTH_ALLOWANCE + 16 * len(data):
         raise RdfSyntaxError(f"RDF/XML entities would expand this {len(data):,}-byte document to "
                              f"{grown:,} bytes; refused")
+
+
+_TRIPLE_PARSE_TYPE = re.compile(rb"""parseType\s*=\s*["']Triple["']""")
+
+
+def _check_rdfxml_12(data: bytes) -> None:
+    """Refuse the RDF/XML 1.2 forms Oxigraph's reader drops without a word
+    (a ``rdf:parseType="Triple"`` element, an ``its:dir`` direction): a load
+    must not lose statements or directions silently."""
+    if _TRIPLE_PARSE_TYPE.search(data):
+        raise RdfSyntaxError('RDF/XML triple terms (rdf:parseType="Triple") are not read here; '
+                             "send the document as Turtle, TriG, N-Triples or N-Quads 1.2")
+    if b"http://www.w3.org/2005/11/its" in data:
+        raise RdfSyntaxError("RDF/XML directional strings (its:dir) are not read here; "
+                             "send the document as Turtle, TriG, N-Triples or N-Quads 1.2")
 
 
 def _quads(data: bytes, parser: ox.RdfFormat, base: str | None) -> Iterator[ox.Quad]:

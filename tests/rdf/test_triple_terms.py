@@ -19,6 +19,7 @@ from engine.rdf import (
     Literal,
     MemoryTermDictionary,
     NTriplesError,
+    RdfSyntaxError,
     TripleTerm,
     c14n_term,
     canonical,
@@ -151,3 +152,18 @@ def test_canonical_ntriples_escapes_every_control_character():
     assert spelled == ('"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b'
                        '\\t\\n\\u000B\\f\\r' + escapes + '\\u007F\\"\\\\é"')
     assert parse_statement(f"<{EX}s> <{EX}p> {spelled} .")[2] == Literal(text)
+
+
+@pytest.mark.parametrize("element", [
+    '<ex:q rdf:parseType="Triple"><rdf:Description rdf:about="http://a/s"><ex:p rdf:resource="http://a/o"/>'
+    "</rdf:Description></ex:q>",
+    '<ex:p xmlns:its="http://www.w3.org/2005/11/its" its:version="2.0" xml:lang="en" its:dir="rtl">x</ex:p>',
+])
+def test_rdfxml_12_forms_the_reader_would_drop_are_refused(element):
+    document = ('<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+                f'xmlns:ex="http://a/"><rdf:Description rdf:about="http://a/s">{element}'
+                "</rdf:Description></rdf:RDF>").encode()
+    store = Store()
+    with pytest.raises(RdfSyntaxError, match="not read here"):
+        store.load(document, format="xml")
+    assert len(store) == 0
