@@ -22,6 +22,7 @@ test: lint
 
 conformance: install
 	$(PY) -m tests.harness.w3c
+	$(PY) -m tests.harness.w3c12
 
 # the console on http://127.0.0.1:8000/ and the endpoint on /sparql, with the demo
 # dataset (endpoint/demo/rivers.trig, installed with the package) loaded on first

@@ -6,9 +6,9 @@ server over HTTP needs httpx and this package.
 
 from endpoint.client.client import Client, QueryHandle
 from endpoint.client.errors import RivuletError
-from endpoint.client.terms import IRI, BlankNode, Literal
+from endpoint.client.terms import IRI, BlankNode, Literal, TripleTerm
 from endpoint.client.windows import Reconnect, Window
 from endpoint.client.writer import StreamWriter
 
-__all__ = ["IRI", "BlankNode", "Client", "Literal", "QueryHandle", "Reconnect", "RivuletError",
+__all__ = ["IRI", "BlankNode", "Client", "Literal", "QueryHandle", "Reconnect", "RivuletError", "TripleTerm",
            "StreamWriter", "Window"]

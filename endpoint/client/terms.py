@@ -59,6 +59,16 @@ class Literal:
     language: str | None = None
 
 
+@dataclass(frozen=True)
+class TripleTerm:
+    """An RDF 1.2 triple term in an answer: its components as Python values
+    (as :func:`python_value` reads them)."""
+
+    subject: object
+    predicate: object
+    object: object
+
+
 Term = IRI | BlankNode | Literal
 Triple = tuple[object, object, object]
 
@@ -139,7 +149,7 @@ def _python_literal(value: object) -> str:
 
 def python_value(binding: dict) -> object:
     """One SPARQL JSON term as a Python value: :class:`IRI`, :class:`BlankNode`,
-    ``str``/``int``/``float``/``Decimal``/``bool``/``datetime``/``date`` for the
+    :class:`TripleTerm`, ``str``/``int``/``float``/``Decimal``/``bool``/``datetime``/``date`` for the
     XSD types, else a :class:`Literal`."""
     kind = binding.get("type")
     value = binding.get("value", "")
@@ -147,6 +157,9 @@ def python_value(binding: dict) -> object:
         return IRI(value)
     if kind == "bnode":
         return BlankNode(value)
+    if kind == "triple":
+        return TripleTerm(python_value(value["subject"]), python_value(value["predicate"]),
+                          python_value(value["object"]))
     language = binding.get("xml:lang")
     datatype = binding.get("datatype")
     if language:

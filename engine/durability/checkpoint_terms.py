@@ -23,7 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.rdf import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, format_term, numeric_value
+from engine.rdf import (
+    IRI,
+    KIND_BNODE,
+    KIND_IRI,
+    KIND_LITERAL,
+    KIND_TRIPLE,
+    BNode,
+    Term,
+    TripleTerm,
+    format_term,
+    numeric_value,
+)
 from engine.store.array_files import FileArray, NpyWriter, append_bytes, link_or_copy
 from engine.store.compact_dictionary import TermArrays
 from engine.store.layout import HASH_IDS, STRINGS
@@ -105,6 +116,8 @@ def _kind(term: Term | None) -> int:
         return 0
     if isinstance(term, IRI):
         return KIND_IRI
+    if isinstance(term, TripleTerm):
+        return KIND_TRIPLE
     return KIND_BNODE if isinstance(term, BNode) else KIND_LITERAL
 
 

@@ -73,7 +73,7 @@ from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, checkpoint_pa
 from engine.durability.log_scan import Damage, LogDamaged, read_frames, recover_log, scan_log
 from engine.durability.retention import removal_allowed
 from engine.durability.wal import WriteAheadLog, frame, fsync_directory
-from engine.rdf import format_term, parse_term
+from engine.rdf import format_term, parse_term, statement_lines
 from engine.store import Change
 from engine.stream import StreamDefinition, StreamEngine
 from engine.stream.running_query import QueryProgress
@@ -481,7 +481,7 @@ def _recover(catalog: Catalog, store: Store, engine: StreamEngine, wal: Path,
     # item's distinct triples: equal triples are written as equal lines)
     carried_triples: dict[str, int] = defaultdict(int)
     for _, record in carried:
-        carried_triples[record["s"]] += sum(len(set(text.splitlines())) for _, text in record["i"])
+        carried_triples[record["s"]] += sum(len(set(statement_lines(text)) - {""}) for _, text in record["i"])
     for name, (_, total) in saved_streams.items():
         engine.streams[name].log.total = total - carried_triples.get(name, 0)
     # the checkpoint (or, for a store kept elsewhere, that store) holds the stored

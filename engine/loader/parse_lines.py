@@ -27,11 +27,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.rdf import (
+    BNode,
     RdfSyntaxError,
+    Term,
+    TripleTerm,
     arrow_positions,
     canonical_nquads,
     canonical_spellings,
+    format_term,
     guess_format,
+    parse_statement,
+    parse_term,
     split_nquads,
     string_buffers,
 )
@@ -138,6 +144,8 @@ def _parse_text_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
         bad = unmatched.filter(pc.invert(pc.match_substring_regex(unmatched, BLANK)))
     else:
         bad = other
+    if len(bad) and pc.any(pc.match_substring(bad, "<<(")).as_py():
+        s, p, o, g, kept, bad = _with_triple_terms(s, p, o, g, kept, bad)
     # the store's spelling; a statement whose escapes do not make characters
     # (\uD800, \q) is a bad line too
     (s, broken_s), (p, broken_p), (o, broken_o), (g, broken_g) = (
@@ -150,6 +158,30 @@ def _parse_text_lines(lines: pa.Array) -> tuple[Statements, pa.Array]:
     return Statements(s, p, o, g), bad
 
 
+def _with_triple_terms(s: pa.Array, p: pa.Array, o: pa.Array, g: pa.Array, kept: pa.Array, bad: pa.Array
+                       ) -> tuple[pa.Array, ...]:
+    """The columns with the statements of ``bad`` lines that hold RDF 1.2
+    triple terms (nested, so beyond the line patterns) read by the statement
+    parser one line at a time, and the lines still bad."""
+    found: list[tuple[str, str, str, str]] = []
+    read: list[str] = []
+    still_bad: list[str] = []
+    for line in bad.cast(pa.string()).to_pylist():
+        try:
+            quad = parse_statement(line.rstrip("\r"))
+        except ValueError:
+            still_bad.append(line)
+            continue
+        found.append(tuple("" if t is None else format_term(t) for t in quad))  # type: ignore[misc]
+        read.append(line)
+    if not found:
+        return s, p, o, g, kept, bad
+    columns = [pa.concat_arrays([c.cast(pa.string()), pa.array(list(new), pa.string())])
+               for c, new in zip((s, p, o, g), zip(*found, strict=True), strict=True)]
+    kept = pa.concat_arrays([kept.cast(pa.string()), pa.array(read, pa.string())])
+    return (*columns, kept, pa.array(still_bad, pa.string()))
+
+
 def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statements:
     """Blank nodes scoped to their file; triples moved to ``graph`` (the
     spellings are already the store's: ``parse_lines`` and ``split_nquads``
@@ -160,9 +192,31 @@ def normalise(batch: Statements, scope: str | None, graph: str | None) -> Statem
         cols = [pc.if_else(pc.starts_with(c, "_:"),
                            pc.binary_join_element_wise(prefix, pc.utf8_slice_codeunits(c, 2), ""), c)
                 for c in cols]
+        cols[0], cols[2] = (_scoped_triple_terms(c, scope) for c in (cols[0], cols[2]))
     if graph is not None:
         cols[3] = pc.if_else(pc.equal(cols[3], ""), pa.scalar(f"<{graph}>"), cols[3])
     return Statements(*cols)
+
+
+def _scoped_triple_terms(column: pa.Array, scope: str) -> pa.Array:
+    """The blank nodes inside triple terms scoped like the others (term by
+    term: only the rare triple terms that hold a blank node are parsed)."""
+    nested = pc.and_(pc.starts_with(column, "<<("), pc.match_substring(column, "_:"))
+    at = np.flatnonzero(pc.fill_null(nested, False).to_numpy(zero_copy_only=False))
+    if not len(at):
+        return column
+
+    def scoped(term: Term) -> Term:
+        if isinstance(term, BNode):
+            return BNode(scope + term.id)
+        if isinstance(term, TripleTerm):
+            return TripleTerm(scoped(term.subject), term.predicate, scoped(term.object))
+        return term
+
+    values = column.to_pylist()
+    for i in at.tolist():
+        values[i] = format_term(scoped(parse_term(values[i])))
+    return pa.array(values, pa.string())
 
 
 def hash_column(column: pa.Array) -> np.ndarray:

@@ -23,7 +23,17 @@ import numpy as np
 
 from engine.rdf.ntriples import parse_term
 from engine.rdf.spelled_terms import SpelledTerms
-from engine.rdf.terms import IRI, KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Term, numeric_value
+from engine.rdf.terms import (
+    IRI,
+    KIND_BNODE,
+    KIND_IRI,
+    KIND_LITERAL,
+    KIND_TRIPLE,
+    BNode,
+    Term,
+    TripleTerm,
+    numeric_value,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -204,6 +214,8 @@ class MemoryTermDictionary:
             self._kinds[new_id] = KIND_IRI
         elif cls is BNode:
             self._kinds[new_id] = KIND_BNODE
+        elif cls is TripleTerm:
+            self._kinds[new_id] = KIND_TRIPLE
         else:
             self._kinds[new_id] = KIND_LITERAL
             self._numbers[new_id] = numeric_value(term)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from engine.rdf.graph_writers import write_graph
 from engine.rdf.media_types import guess_format
-from engine.rdf.terms import IRI, BNode, Literal, Term
+from engine.rdf.terms import IRI, BNode, Literal, Term, TripleTerm
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
@@ -88,6 +88,7 @@ def _document(source: str | Path | bytes, format: str | None, base: str | None
         raise RdfSyntaxError(f"cannot read RDF in the format {fmt!r}")
     if fmt == "xml":
         _check_entity_growth(data)
+        _check_rdfxml_12(data)
     return data, getattr(_oxigraph().RdfFormat, parser), base
 
 
@@ -131,6 +132,21 @@ def _check_entity_growth(data: bytes) -> None:
                              f"{grown:,} bytes; refused")
 
 
+_TRIPLE_PARSE_TYPE = re.compile(rb"""parseType\s*=\s*["']Triple["']""")
+
+
+def _check_rdfxml_12(data: bytes) -> None:
+    """Refuse the RDF/XML 1.2 forms Oxigraph's reader drops without a word
+    (a ``rdf:parseType="Triple"`` element, an ``its:dir`` direction): a load
+    must not lose statements or directions silently."""
+    if _TRIPLE_PARSE_TYPE.search(data):
+        raise RdfSyntaxError('RDF/XML triple terms (rdf:parseType="Triple") are not read here; '
+                             "send the document as Turtle, TriG, N-Triples or N-Quads 1.2")
+    if b"http://www.w3.org/2005/11/its" in data:
+        raise RdfSyntaxError("RDF/XML directional strings (its:dir) are not read here; "
+                             "send the document as Turtle, TriG, N-Triples or N-Quads 1.2")
+
+
 def _quads(data: bytes, parser: ox.RdfFormat, base: str | None) -> Iterator[ox.Quad]:
     """Oxigraph's quads; blank nodes renamed, so that two documents (or two
     loads of one) never share a blank node, as RDF merging requires."""
@@ -151,7 +167,7 @@ def canonical_nquads(source: str | Path | bytes, format: str | None = None,
     try:
         ox = _oxigraph()
         ox.serialize(_quads(data, parser, base), out, ox.RdfFormat.N_QUADS)
-    except ValueError as exc:  # a triple term (RDF 1.2) has no place in the store
+    except ValueError as exc:
         if isinstance(exc, RdfSyntaxError):
             raise
         raise RdfSyntaxError(str(exc)) from None
@@ -167,8 +183,14 @@ def from_oxigraph(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> Term:
     if cls is ox.BlankNode:
         return BNode(term.value)
     if cls is ox.Literal:
-        return Literal(term.value, term.datatype.value, term.language)
-    raise RdfSyntaxError(f"triple terms are not supported: {term}")
+        language = term.language
+        if language is not None and term.direction is not None:
+            language = f"{language}--{str(term.direction).lower()}"  # RDF 1.2's directional string
+        return Literal(term.value, term.datatype.value, language)
+    if cls is ox.Triple:
+        return TripleTerm(from_oxigraph(term.subject), from_oxigraph(term.predicate),
+                          from_oxigraph(term.object))
+    raise RdfSyntaxError(f"not an RDF term: {term}")
 
 
 def parse_rdf(

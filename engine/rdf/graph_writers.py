@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 
 from engine.rdf.jsonld_writer import write_jsonld
-from engine.rdf.ntriples import format_term
+from engine.rdf.ntriples import c14n_term
 from engine.rdf.rdfxml_writer import write_rdfxml
 from engine.rdf.terms import RDF, XSD, Term
 from engine.rdf.turtle_writer import write_turtle
@@ -42,8 +42,9 @@ STANDARD_PREFIXES: Mapping[str, str] = {
 
 
 def write_ntriples(batches: Iterable[list[Triple]], prefixes: Mapping[str, str]) -> Iterator[bytes]:
-    """N-Triples (it has no prefixes), one chunk per batch, in the store's spelling."""
-    spell = format_term
+    """N-Triples (it has no prefixes), one chunk per batch, in canonical
+    N-Triples (the store's spelling with every control character escaped)."""
+    spell = c14n_term
     for batch in batches:
         yield "".join([f"{spell(s)} {spell(p)} {spell(o)} .\n" for s, p, o in batch]).encode()
 

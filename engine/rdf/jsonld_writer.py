@@ -25,7 +25,15 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from engine.rdf.names import PN_PREFIX, portable_label
 from engine.rdf.spellings import Spellings
-from engine.rdf.terms import IRI, RDF_TYPE, BNode, Term
+from engine.rdf.terms import IRI, RDF_TYPE, BNode, Term, TripleTerm
+from engine.rdf.xml_text import NotXmlText
+
+
+class NotJsonLd(NotXmlText):
+    """A graph JSON-LD 1.1 cannot hold (an RDF 1.2 triple term); like a
+    character XML cannot carry, an answer the server refuses with 406 when
+    it is met in the first chunk."""
+
 
 Triple = tuple[Term, Term, Term]
 
@@ -90,7 +98,13 @@ class JsonLdSpeller:
             return iri if iri is AMBIGUOUS else '{"@id": ' + iri + "}"
         if cls is BNode:
             return '{"@id": ' + _js("_:" + portable_label(term.id)) + "}"
+        if cls is TripleTerm:
+            raise NotJsonLd(f"JSON-LD 1.1 cannot hold the RDF 1.2 triple term {term!r}; "
+                            "ask for Turtle or N-Triples instead")
         if term.lang:
+            if term.direction:  # RDF 1.2's directional string
+                return ('{"@value": ' + _js(term.lexical) + ', "@language": ' + _js(term.language)
+                        + ', "@direction": ' + _js(term.direction) + "}")
             return '{"@value": ' + _js(term.lexical) + ', "@language": ' + _js(term.lang) + "}"
         if term.datatype:
             datatype = self.iri(term.datatype)

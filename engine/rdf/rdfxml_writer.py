@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from engine.rdf.names import NCNAME, NCNAME_TAIL, portable_label
 from engine.rdf.spellings import Spellings
-from engine.rdf.terms import IRI, RDF, BNode, Term
+from engine.rdf.terms import IRI, RDF, BNode, Term, TripleTerm
 from engine.rdf.xml_text import NotXmlText, check_xml_text
 
 Triple = tuple[Term, Term, Term]
@@ -122,6 +122,14 @@ class RdfXmlSpeller:
             return f' rdf:resource="{_attr(term.value)}"/>\n', True
         if cls is BNode:
             return f' rdf:nodeID="{portable_label(term.id)}"/>\n', True
+        if cls is TripleTerm:  # RDF/XML 1.2: the triple as the content of the element
+            inner, closed = self.object(term.object)
+            start, end = self.element(term.predicate)
+            body = f"{start}{inner}" if closed else f"{start}{inner}{end}"
+            return f' rdf:parseType="Triple">\n{self.subject(term.subject)}{body}</rdf:Description>\n', False
+        if term.direction:  # RDF/XML 1.2: a directional string's direction in ITS
+            return (f' xmlns:its="http://www.w3.org/2005/11/its" its:version="2.0" xml:lang="'
+                    f'{_attr(term.language)}" its:dir="{term.direction}">{_text(term.lexical)}', False)
         if term.lang:
             return f' xml:lang="{_attr(term.lang)}">{_text(term.lexical)}', False
         if term.datatype:

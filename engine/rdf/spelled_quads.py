@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.rdf.ntriples import canonical, parse_term
-from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, NUMERIC_DATATYPES, numeric_value
+from engine.rdf.ntriples import canonical, format_term, parse_statement, parse_term, statement_lines
+from engine.rdf.terms import KIND_BNODE, KIND_IRI, KIND_LITERAL, KIND_TRIPLE, NUMERIC_DATATYPES, numeric_value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -60,6 +60,8 @@ def split_nquads(text: bytes) -> SpelledQuads:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if b"<<(" in text:  # RDF 1.2 triple terms hold spaces: no longer a split at spaces
+        return _split_nested(text)
     data = np.frombuffer(text, dtype=np.uint8)
     ends = np.flatnonzero(data == _NEWLINE)
     n = len(ends)
@@ -97,6 +99,26 @@ def split_nquads(text: bytes) -> SpelledQuads:
     terms, broken = canonical_spellings(terms)
     if broken.any():  # Oxigraph validated the text: not reachable from its output
         raise ValueError("a term of the N-Quads text has an escape that is not a character")
+    return SpelledQuads(terms, index[:, 0], index[:, 1], index[:, 2], index[:, 3])
+
+
+def _split_nested(text: bytes) -> SpelledQuads:
+    """:func:`split_nquads` of text with triple terms: each statement read by
+    the N-Triples reader and spelled again (one Python step per statement;
+    such documents are the rare RDF 1.2 ones)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    spellings: list[str] = []
+    for number, line in enumerate(statement_lines(text.decode("utf-8")), 1):
+        if line.strip():
+            s, p, o, g = parse_statement(line, number)
+            spellings.extend((format_term(s), format_term(p), format_term(o),
+                              "" if g is None else format_term(g)))
+    encoded = pc.dictionary_encode(_arrow_strings(spellings))
+    terms = encoded.dictionary.cast(pa.large_string())
+    index = encoded.indices.to_numpy().astype(np.int64).reshape(-1, 4)
+    terms, index = _without_empty(terms, index)
     return SpelledQuads(terms, index[:, 0], index[:, 1], index[:, 2], index[:, 3])
 
 
@@ -190,10 +212,15 @@ def string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spelling_kinds(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """Kind code of each spelling (``data[offsets[i]:offsets[i+1]]``), from its first byte."""
+    """Kind code of each spelling (``data[offsets[i]:offsets[i+1]]``), from
+    its first byte (and its second: ``<<`` starts a triple term)."""
     if not len(data):
         return np.zeros(len(offsets) - 1, dtype=np.uint8)
-    return _KIND_OF_FIRST_BYTE[data[np.minimum(offsets[:-1], len(data) - 1)]]
+    first = np.minimum(offsets[:-1], len(data) - 1)
+    kinds = _KIND_OF_FIRST_BYTE[data[first]]
+    second = np.minimum(first + 1, len(data) - 1)
+    kinds[(kinds == KIND_IRI) & (data[second] == ord("<")) & (offsets[1:] - offsets[:-1] > 1)] = KIND_TRIPLE
+    return kinds
 
 
 def spelling_numbers(terms: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -30,6 +30,8 @@ XSD_FLOAT = XSD + "float"
 XSD_DATETIME = XSD + "dateTime"
 RDF_LANGSTRING = RDF + "langString"
 RDF_TYPE = RDF + "type"
+RDF_REIFIES = RDF + "reifies"
+RDF_DIRLANGSTRING = RDF + "dirLangString"
 
 #: datatypes whose literals carry a number (used for the numeric side array)
 NUMERIC_DATATYPES = frozenset(
@@ -117,11 +119,59 @@ class Literal:
 
     @property
     def datatype_iri(self) -> str:
-        """The datatype as RDF 1.1 defines it (never None)."""
+        """The datatype as RDF 1.2 defines it (never None)."""
         if self.lang:
-            return RDF_LANGSTRING
+            return RDF_DIRLANGSTRING if "--" in self.lang else RDF_LANGSTRING
         return self.datatype or XSD_STRING
 
+    @property
+    def language(self) -> str | None:
+        """The language tag without its base direction (RDF 1.2 ``@en--ltr`` is
+        held as ``lang="en--ltr"``, its N-Triples spelling)."""
+        return self.lang.split("--", 1)[0] if self.lang else None
+
+    @property
+    def direction(self) -> str | None:
+        """The base direction (``ltr``/``rtl``) of a directional string, else None."""
+        if self.lang and "--" in self.lang:
+            return self.lang.split("--", 1)[1]
+        return None
+
+
+
+class TripleTerm:
+    """An RDF 1.2 triple term ``<<( s p o )>>``: a triple used as an object.
+
+    It is a term like any other (the dictionary gives it an ID; its store
+    spelling is the canonical N-Triples ``<<( s p o )>>``), and its
+    components are terms: ``subject`` an IRI or blank node, ``predicate``
+    an IRI, ``object`` any term, another triple term included.
+    """
+
+    __slots__ = ("subject", "predicate", "object", "_hash")
+
+    def __init__(self, subject: Term, predicate: Term, object: Term) -> None:
+        self.subject = subject
+        self.predicate = predicate
+        self.object = object
+        self._hash = hash(("T", subject, predicate, object))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TripleTerm)
+            and other._hash == self._hash
+            and other.subject == self.subject
+            and other.predicate == self.predicate
+            and other.object == self.object
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        from engine.rdf.ntriples import format_term
+
+        return format_term(self)
 
 
 class Variable:
@@ -142,11 +192,12 @@ class Variable:
         return f"?{self.name}"
 
 
-Term = IRI | BNode | Literal
+Term = IRI | BNode | Literal | TripleTerm
 
 KIND_IRI = 1
 KIND_BNODE = 2
 KIND_LITERAL = 3
+KIND_TRIPLE = 4
 
 
 #: lexical forms of XSD numbers (the one definition; engine.sparql.expr.xsd uses them too)

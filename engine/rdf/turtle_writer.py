@@ -20,7 +20,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from engine.rdf.names import CHARS, CHARS_U, PN_PREFIX, portable_label
 from engine.rdf.ntriples import escape_string
 from engine.rdf.spellings import Spellings
-from engine.rdf.terms import IRI, RDF_TYPE, XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, BNode, Term
+from engine.rdf.terms import (
+    IRI,
+    RDF_TYPE,
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    BNode,
+    Term,
+    TripleTerm,
+)
 
 Triple = tuple[Term, Term, Term]
 
@@ -90,6 +100,9 @@ class TurtleSpeller:
             return self.iri(term.value)
         if cls is BNode:
             return "_:" + portable_label(term.id)
+        if cls is TripleTerm:  # RDF 1.2
+            parts = (self.term(term.subject), self.predicate(term.predicate), self.term(term.object))
+            return "<<( " + " ".join(parts) + " )>>"
         if term.lang:
             return f'"{escape_string(term.lexical)}"@{term.lang}'
         if term.datatype:

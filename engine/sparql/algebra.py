@@ -158,6 +158,20 @@ Path = PathLink | PathInverse | PathSequence | PathAlternative | PathRepeat | Pa
 
 
 @dataclass(frozen=True, slots=True)
+class TripleTermPattern:
+    """An RDF 1.2 triple term ``<<( s p o )>>`` with variables in it, as the
+    subject or object of a triple pattern, a path pattern or a template.
+    A triple term without variables is a :class:`engine.rdf.TripleTerm`
+    constant instead. In a WHERE pattern the parser replaces it by a fresh
+    variable whose components are taken apart after the BGP
+    (:mod:`engine.sparql.syntax.triple_terms`); a template builds it per solution."""
+
+    subject: TermOrVar | TripleTermPattern
+    predicate: TermOrVar
+    object: TermOrVar | TripleTermPattern
+
+
+@dataclass(frozen=True, slots=True)
 class TriplePattern:
     subject: TermOrVar
     predicate: TermOrVar

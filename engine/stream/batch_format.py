@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from engine.rdf import NTriplesError, parse_statement
+from engine.rdf import NTriplesError, parse_statement, statement_lines
 from engine.stream.errors import StreamError
 
 MEDIA_TYPE = "application/x-timestamped-ntriples"
@@ -75,7 +75,7 @@ def parse_batch(text: str) -> list[tuple[int, list]]:
     """Items ``(timestamp, triples)`` in body order."""
     items: list[tuple[int, list]] = []
     last: int | None = None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(statement_lines(text), 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

@@ -9,8 +9,8 @@ characters of IRIs, blank-node labels and language tags, the timestamps'
 digits, range and order), so no Python step runs per line or per term. The
 terms' bytes are then already the store's canonical spelling.
 
-Anything else (comments, blank lines, tabs, escapes, ``xsd:dateTime``
-timestamps, upper-case language tags, ``xsd:string``, a line the grammar
+Anything else (comments, blank lines, tabs, escapes, RDF 1.2 triple terms,
+``xsd:dateTime`` timestamps, upper-case language tags, ``xsd:string``, a line the grammar
 refuses) makes :func:`scan_body` return None: the caller then reads the
 body with the statement parser, which accepts what it accepts and refuses
 what it refuses with the same messages as always. So this reader only ever
@@ -90,6 +90,8 @@ def scan_body(body: bytes, timestamped: bool) -> tuple[np.ndarray, np.ndarray, S
     when the body is not in the plain form this reader takes (see the
     module docstring)."""
     if not body or (not body.isascii() and any(marker in body for marker in _MULTI_REFUSED)):
+        return None
+    if b"<<(" in body:  # an RDF 1.2 triple term: nested terms are the parser's
         return None
     raw = np.frombuffer(body, dtype=np.uint8)
     if _SINGLE_REFUSED[raw].any():
@@ -226,14 +228,16 @@ def _label_ok(b: _Bytes, start: np.ndarray, end: np.ndarray) -> np.ndarray:
 
 
 def _lang_ok(b: _Bytes, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Lower-case language tags of letters and at most one inner hyphen
-    (longer tags are left to the parser)."""
+    """Lower-case language tags of letters and at most one inner hyphen,
+    each part at most 8 letters as BCP 47 has them (longer tags are left to
+    the parser)."""
     first, last = b.at(start), b.at(np.maximum(end - 1, start))
     dash = b.next(_DASH, start)
     if ((dash < end) & (b.next(_DASH, dash + 1) < end)).any():
         return np.zeros(len(start), dtype=bool)
+    short = np.where(dash < end, (dash - start <= 8) & (end - dash - 1 <= 8), end - start <= 8)
     return ((end > start) & b.none_in(_NOT_LANG, start, end)
-            & (first != _DASH) & (last != _DASH))
+            & (first != _DASH) & (last != _DASH) & short)
 
 
 def _spells(b: _Bytes, start: np.ndarray, end: np.ndarray, word: np.ndarray) -> np.ndarray:

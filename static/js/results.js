@@ -10,6 +10,10 @@ const XSD = "http://www.w3.org/2001/XMLSchema#";
 /** One RDF term of SPARQL JSON as HTML, IRIs shortened with `prefixes`. */
 export function termHtml(term, prefixes = known) {
   if (!term) return "";
+  if (term.type === "triple") {  // SPARQL 1.2: a triple term, its components as terms
+    const { subject, predicate, object } = term.value;
+    return `&lt;&lt;( ${termHtml(subject, prefixes)} ${termHtml(predicate, prefixes)} ${termHtml(object, prefixes)} )&gt;&gt;`;
+  }
   if (term.type === "uri") {
     const short = compact(term.value, prefixes);
     return `<span class="term-iri" title="${escapeHtml(term.value)}">${escapeHtml(short ?? `<${term.value}>`)}</span>`;

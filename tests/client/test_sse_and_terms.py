@@ -8,7 +8,7 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from endpoint.client import IRI, BlankNode, Literal, Window
+from endpoint.client import IRI, BlankNode, Literal, TripleTerm, Window
 from endpoint.client.sse import ServerSentEvent, parse_events
 from endpoint.client.terms import XSD, ntriples_line, ntriples_lines, python_value
 from endpoint.client.writer import item_lines, retry_after, timestamp_ms
@@ -63,6 +63,10 @@ def test_a_window_from_its_event_data():
     ({"type": "literal", "value": "P1D", "datatype": XSD + "duration"}, Literal("P1D", XSD + "duration")),
     ({"type": "literal", "value": "hi", "xml:lang": "en"}, Literal("hi", language="en")),
     ({"type": "bnode", "value": "b0"}, BlankNode("b0")),
+    ({"type": "triple", "value": {"subject": {"type": "uri", "value": "http://ex/s"},
+                                  "predicate": {"type": "uri", "value": "http://ex/p"},
+                                  "object": {"type": "literal", "value": "7", "datatype": XSD + "int"}}},
+     TripleTerm(IRI("http://ex/s"), IRI("http://ex/p"), 7)),
 ])
 def test_sparql_json_terms_as_python_values(binding, value):
     assert python_value(binding) == value

@@ -223,3 +223,40 @@ def test_lines_that_are_not_utf8_are_bad_lines_with_their_numbers(spark, tmp_pat
         ["broken_utf8.nt:2", "broken_utf8.nt:4"]
     opened = Store.open(tmp_path / "store")
     assert opened.terms.lookup(Literal("fine")) > 0
+
+
+def test_rdf12_triple_terms_load_from_ntriples_and_turtle(spark, tmp_path):
+    """Lines with triple terms (nested, with spaces and quotes in literals)
+    are beyond the line patterns: read by the statement parser; a triple term
+    as a subject is still a bad line with its number."""
+    ex = "http://example.org/"
+    claim = f'<<( <{ex}bob> <{ex}knows> <<( <{ex}carol> <{ex}says> "a )>> \\"b\\"" )>> )>>'
+    lines = [f"<{ex}alice> <{ex}says> {claim} .", f"<{ex}plain> <{ex}p> <{ex}o> .",
+             f"<{ex}dan> <{ex}says> <<( <{ex}bob> <{ex}knows> <{ex}erin> )>> ."]
+    (tmp_path / "claims.nt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "more.ttl").write_text(f"PREFIX : <{ex}>\n:bob :knows :erin ~ :r {{| :source :web |}} .\n")
+    report = _load(spark, [tmp_path / "claims.nt", tmp_path / "more.ttl"], tmp_path / "store")
+    assert report.triples == 6 and report.invalid_lines == 0
+    opened = Store.open(tmp_path / "store")
+    memory = Store()
+    memory.load(tmp_path / "claims.nt")
+    memory.load(tmp_path / "more.ttl")
+    for query in (f"SELECT ?who ?x WHERE {{ ?who <{ex}says> <<( <{ex}bob> <{ex}knows> ?x )>> }}",
+                  "SELECT ?r ?t WHERE { ?r <http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies> ?t }",
+                  f"SELECT ?o WHERE {{ ?s <{ex}says> <<( ?b ?k <<( ?c ?p ?o )>> )>> }}"):
+        assert _answers(opened, query) == _answers(memory, query) != [], query
+    triple_subject = f"<<( <{ex}a> <{ex}b> <{ex}c> )>> <{ex}p> <{ex}o> .\n"
+    (tmp_path / "bad.nt").write_text(f"<{ex}a> <{ex}b> <{ex}c> .\n" + triple_subject)
+    with pytest.raises(LoadError, match=r"bad\.nt:2: malformed"):
+        _load(spark, [tmp_path / "bad.nt"], tmp_path / "refused")
+
+
+def test_blank_nodes_inside_triple_terms_of_different_files_stay_apart(spark, tmp_path):
+    ex = "http://example.org/"
+    lines = f"<{ex}a> <{ex}says> <<( _:b <{ex}knows> _:b )>> .\n_:b <{ex}name> \"B\" .\n"
+    (tmp_path / "one.nt").write_text(lines)
+    _load(spark, [tmp_path / "one.nt", tmp_path / "one.nt"], tmp_path / "store")
+    opened = Store.open(tmp_path / "store")
+    query = f"SELECT ?t ?x WHERE {{ ?t <{ex}name> \"B\" . ?a <{ex}says> <<( ?t <{ex}knows> ?x )>> }}"
+    rows = list(opened.query(query).rows())
+    assert len(rows) == 2 and all(t == x for t, x in rows)  # each file's _:b, joined with itself only

@@ -144,7 +144,7 @@ def _identical_columns(identity: TermIdentity, solutions: Solutions, terms: Quer
     left, right = solutions.columns.get(identity.left), solutions.columns.get(identity.right)
     if left is None or right is None or (left == 0).any() or (right == 0).any():
         return None
-    if (terms.kinds(left) == KIND_LITERAL).any() or (terms.kinds(right) == KIND_LITERAL).any():
+    if (terms.kinds(left) >= KIND_LITERAL).any() or (terms.kinds(right) >= KIND_LITERAL).any():
         return None
     return left == right if identity.equal else left != right
 

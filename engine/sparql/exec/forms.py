@@ -8,6 +8,7 @@ from engine.rdf import KIND_BNODE, KIND_IRI, KIND_LITERAL, BNode, Variable, fres
 from engine.sparql import algebra as A
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.template_terms import triple_term_column
 from engine.store import Graph
 
 
@@ -31,20 +32,22 @@ def construct_ids(template: tuple[A.TriplePattern, ...], solutions: Solutions,
         return np.empty((0, 3), dtype=np.int64)
     fresh: dict[BNode, np.ndarray] = {}
     parts = []
+
+    def column(t: object) -> np.ndarray:
+        if isinstance(t, Variable):
+            return solutions.column(t.name)
+        if isinstance(t, BNode):
+            if t not in fresh:
+                fresh[t] = terms.encode_column([fresh_bnode() for _ in range(n)])
+            return fresh[t]
+        if isinstance(t, A.TripleTermPattern):
+            return triple_term_column(t, column, terms.decode_column, terms.encode_column)
+        return np.full(n, terms.encode(t), dtype=np.int64)  # type: ignore[arg-type]
+
     for pattern in template:
-        cols = []
-        for t in (pattern.subject, pattern.predicate, pattern.object):
-            if isinstance(t, Variable):
-                cols.append(solutions.column(t.name))
-            elif isinstance(t, BNode):
-                if t not in fresh:
-                    fresh[t] = terms.encode_column([fresh_bnode() for _ in range(n)])
-                cols.append(fresh[t])
-            else:
-                cols.append(np.full(n, terms.encode(t), dtype=np.int64))
-        s, p, o = cols
+        s, p, o = (column(t) for t in (pattern.subject, pattern.predicate, pattern.object))
         ok = (s != 0) & (p != 0) & (o != 0)
-        ok &= terms.kinds(s) != KIND_LITERAL
+        ok &= terms.kinds(s) < KIND_LITERAL  # an IRI or a blank node
         ok &= terms.kinds(p) == KIND_IRI
         parts.append(np.stack([s[ok], p[ok], o[ok]], axis=1))
     triples = np.concatenate(parts)

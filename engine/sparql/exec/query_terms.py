@@ -18,9 +18,11 @@ from engine.rdf import (
     KIND_BNODE,
     KIND_IRI,
     KIND_LITERAL,
+    KIND_TRIPLE,
     BNode,
     Term,
     TermDictionary,
+    TripleTerm,
     numeric_value,
 )
 
@@ -114,7 +116,7 @@ class QueryTerms:
         local = ids < 0
         if local.any():
             kinds = kinds.copy()
-            codes = {IRI: KIND_IRI, BNode: KIND_BNODE}
+            codes = {IRI: KIND_IRI, BNode: KIND_BNODE, TripleTerm: KIND_TRIPLE}
             distinct, inverse = np.unique(ids[local], return_inverse=True)
             distinct_kinds = np.array(
                 [codes.get(self._local_terms[-i - 1].__class__, KIND_LITERAL) for i in distinct.tolist()],

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.rdf import IRI, KIND_IRI, KIND_LITERAL, BNode, RdfSyntaxError, Variable, fresh_bnode
+from engine.rdf import IRI, KIND_IRI, KIND_LITERAL, BNode, RdfSyntaxError, TripleTerm, Variable, fresh_bnode
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ServiceCall
 from engine.sparql.exec.dataset import build_dataset
@@ -19,6 +19,7 @@ from engine.sparql.exec.executor import Executor
 from engine.sparql.exec.outbound import remote_failure
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
+from engine.sparql.exec.template_terms import triple_term_column
 from engine.sparql.expr import EvalContext
 from engine.store import DEFAULT_GRAPH, Transaction
 
@@ -76,12 +77,16 @@ class UpdateRunner:
         (DELETE DATA) terms unknown to the store are dropped, not added."""
         grouped: dict[int, list[tuple[int, int, int]]] = {}
         bnodes: dict[BNode, BNode] = {}
+
+        def fresh(t):  # the request's blank nodes, inside triple terms too, are new ones
+            if isinstance(t, BNode):
+                return bnodes.setdefault(t, fresh_bnode())
+            if isinstance(t, TripleTerm):
+                return TripleTerm(fresh(t.subject), t.predicate, fresh(t.object))
+            return t
+
         for q in quads:
-            terms = []
-            for t in (q.subject, q.predicate, q.object):
-                if isinstance(t, BNode):
-                    t = bnodes.setdefault(t, fresh_bnode())
-                terms.append(t)
+            terms = [fresh(t) for t in (q.subject, q.predicate, q.object)]
             if lookup_only:
                 ids = [self.dictionary.lookup(t) for t in terms]
                 if not all(ids):
@@ -136,7 +141,7 @@ class UpdateRunner:
                 g = np.where(g > 0, g, -1)
             kinds = self.dictionary.kinds
             ok = (s > 0) & (p > 0) & (o > 0) & (g >= 0)
-            ok &= kinds(np.where(s > 0, s, 0)) != KIND_LITERAL
+            ok &= kinds(np.where(s > 0, s, 0)) < KIND_LITERAL  # an IRI or a blank node
             ok &= kinds(np.where(p > 0, p, 0)) == KIND_IRI
             ok &= (g == 0) | (kinds(np.where(g > 0, g, 0)) == KIND_IRI)
             for gid in np.unique(g[ok]).tolist():
@@ -160,6 +165,12 @@ class UpdateRunner:
             if t not in row_bnodes:
                 row_bnodes[t] = self.dictionary.encode_many([fresh_bnode() for _ in range(n)])
             return row_bnodes[t]
+        if isinstance(t, A.TripleTermPattern):
+            return triple_term_column(
+                t, lambda part: self._template_column(part, solutions, terms, row_bnodes, fresh, n),
+                self.dictionary.decode_many,
+                lambda built: np.array([self.dictionary.encode(b) if b is not None else 0 for b in built],
+                                       dtype=np.int64))
         return np.full(n, self.dictionary.encode(t), dtype=np.int64)
 
     # ------------------------------------------------------------- operations

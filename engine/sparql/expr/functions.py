@@ -18,7 +18,18 @@ from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from urllib.parse import quote
 
-from engine.rdf import IRI, RDF_LANGSTRING, XSD_DECIMAL, BNode, Literal, Term, iri_problem, resolve_iri
+from engine.rdf import (
+    IRI,
+    RDF_DIRLANGSTRING,
+    RDF_LANGSTRING,
+    XSD_DECIMAL,
+    BNode,
+    Literal,
+    Term,
+    TripleTerm,
+    iri_problem,
+    resolve_iri,
+)
 from engine.sparql.expr.context import EvalContext, ExprError
 from engine.sparql.expr.operators import number_of
 from engine.sparql.expr.xpath_regex import compile_regex, xpath_matches, xpath_replace
@@ -73,13 +84,58 @@ def _str(ctx: EvalContext, term: Term) -> Literal:
         return Literal(term.value)  # type: ignore[union-attr]
     if term.__class__ is Literal:
         return Literal(term.lexical)  # type: ignore[union-attr]
-    raise ExprError("STR of a blank node")
+    raise ExprError(f"STR of {term!r}")
 
 
 def _lang(ctx: EvalContext, term: Term) -> Literal:
     if term.__class__ is Literal:
-        return Literal(term.lang or "")  # type: ignore[union-attr]
+        return Literal(term.language or "")  # type: ignore[union-attr]
     raise ExprError("LANG of a non-literal")
+
+
+def _langdir(ctx: EvalContext, term: Term) -> Literal:
+    if term.__class__ is Literal:
+        return Literal(term.direction or "")  # type: ignore[union-attr]
+    raise ExprError("LANGDIR of a non-literal")
+
+
+def _has_lang(ctx: EvalContext, term: Term) -> Literal:
+    return bool_literal(term.__class__ is Literal and term.lang is not None)  # type: ignore[union-attr]
+
+
+def _has_langdir(ctx: EvalContext, term: Term) -> Literal:
+    return bool_literal(term.__class__ is Literal and term.direction is not None)  # type: ignore[union-attr]
+
+
+def _strlangdir(ctx: EvalContext, text: Term, lang: Term, direction: Term) -> Literal:
+    tag, way = simple_arg(lang), simple_arg(direction)
+    if not tag or way not in ("ltr", "rtl"):
+        raise ExprError("STRLANGDIR needs a language tag and the direction ltr or rtl")
+    return Literal(simple_arg(text), lang=f"{tag}--{way}")
+
+
+# -------------------------------------------------- triple terms (SPARQL 1.2)
+
+
+def _triple(ctx: EvalContext, subject: Term, predicate: Term, obj: Term) -> TripleTerm:
+    if subject.__class__ is not IRI and subject.__class__ is not BNode:
+        raise ExprError(f"TRIPLE: the subject {subject!r} is not an IRI or blank node")
+    if predicate.__class__ is not IRI:
+        raise ExprError(f"TRIPLE: the predicate {predicate!r} is not an IRI")
+    return TripleTerm(subject, predicate, obj)
+
+
+def _component(name: str) -> Callable[[EvalContext, Term], Term]:
+    def component(ctx: EvalContext, term: Term) -> Term:
+        if term.__class__ is not TripleTerm:
+            raise ExprError(f"{name.upper()} of {term!r}, which is not a triple term")
+        return getattr(term, name)
+
+    return component
+
+
+def _is_triple(ctx: EvalContext, term: Term) -> Literal:
+    return bool_literal(term.__class__ is TripleTerm)
 
 
 def _langmatches(ctx: EvalContext, tag: Term, pattern: Term) -> Literal:
@@ -143,7 +199,7 @@ def _strlang(ctx: EvalContext, text: Term, lang: Term) -> Literal:
 
 
 def _strdt(ctx: EvalContext, text: Term, datatype: Term) -> Literal:
-    if datatype.__class__ is not IRI or datatype.value == RDF_LANGSTRING:  # type: ignore[union-attr]
+    if datatype.__class__ is not IRI or datatype.value in (RDF_LANGSTRING, RDF_DIRLANGSTRING):  # type: ignore[union-attr]
         raise ExprError("STRDT needs a datatype IRI")
     return Literal(simple_arg(text), datatype.value)  # type: ignore[union-attr]
 
@@ -346,6 +402,15 @@ BUILTINS: dict[str, tuple[Callable[..., Term], int, int]] = {
     "SHA256": (_hasher("sha256"), 1, 1),
     "SHA384": (_hasher("sha384"), 1, 1),
     "SHA512": (_hasher("sha512"), 1, 1),
+    "LANGDIR": (_langdir, 1, 1),
+    "HASLANG": (_has_lang, 1, 1),
+    "HASLANGDIR": (_has_langdir, 1, 1),
+    "STRLANGDIR": (_strlangdir, 3, 3),
+    "TRIPLE": (_triple, 3, 3),
+    "SUBJECT": (_component("subject"), 1, 1),
+    "PREDICATE": (_component("predicate"), 1, 1),
+    "OBJECT": (_component("object"), 1, 1),
+    "ISTRIPLE": (_is_triple, 1, 1),
     "UUID": (_uuid, 0, 0),
     "STRUUID": (_struuid, 0, 0),
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-from engine.rdf import XSD_BOOLEAN, XSD_DATETIME, Literal, Term
+from engine.rdf import XSD_BOOLEAN, XSD_DATETIME, Literal, Term, TripleTerm
 from engine.sparql.expr.context import ExprError
 from engine.sparql.expr.xsd import (
     DECIMAL,
@@ -57,16 +57,21 @@ def literal_value(term: Literal) -> tuple[int, object] | None:
 
 
 def effective_boolean_value(term: Term) -> bool:
-    """EBV (17.2.2); ill-formed booleans and numbers are false, other terms an error."""
+    """EBV (SPARQL 1.2, 17.2.2): of simple literals, valid booleans and valid
+    numbers; anything else is an error, ill-formed booleans and numbers and
+    language-tagged strings included (SPARQL 1.1 made the first two false)."""
     if term.__class__ is Literal:
         datatype = term.datatype  # type: ignore[union-attr]
-        if datatype is None:
+        if datatype is None and term.lang is None:  # type: ignore[union-attr]
             return term.lexical != ""  # type: ignore[union-attr]
         if datatype == XSD_BOOLEAN:
-            return boolean(term) is True  # type: ignore[arg-type]
-        if datatype in NUMERIC_RANKS:
+            value = boolean(term)  # type: ignore[arg-type]
+            if value is not None:
+                return value
+        elif datatype in NUMERIC_RANKS:
             number = numeric(term)  # type: ignore[arg-type]
-            return number is not None and number[1] == number[1] and number[1] != 0
+            if number is not None:
+                return number[1] == number[1] and number[1] != 0
     raise ExprError(f"no effective boolean value for {term!r}")
 
 
@@ -97,6 +102,9 @@ def _compare_same_category(category: int, x: object, y: object) -> int | None:
 def term_equal(a: Term, b: Term) -> bool:
     """SPARQL ``=``: value equality for known datatypes, else RDFterm-equal."""
     if a.__class__ is not Literal or b.__class__ is not Literal:
+        if a.__class__ is TripleTerm and b.__class__ is TripleTerm:  # SPARQL 1.2: component-wise
+            return (term_equal(a.subject, b.subject) and term_equal(a.predicate, b.predicate)  # type: ignore[union-attr]
+                    and term_equal(a.object, b.object))  # type: ignore[union-attr]
         return a == b
     va = literal_value(a)  # type: ignore[arg-type]
     vb = literal_value(b)  # type: ignore[arg-type]

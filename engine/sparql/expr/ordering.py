@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.rdf import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term, TripleTerm
 from engine.sparql.expr.operators import BOOLEAN, DATE, DATETIME, LANG_STRING, NUMBER, STRING, literal_value
 
 _UNBOUND_KEY = (0,)
@@ -34,6 +34,8 @@ def order_key(term: Term | None) -> tuple:
         return (1, term.id)  # type: ignore[union-attr]
     if cls is IRI:
         return (2, term.value)  # type: ignore[union-attr]
+    if cls is TripleTerm:  # after every literal, by components (SPARQL 1.2)
+        return (4, order_key(term.subject), order_key(term.predicate), order_key(term.object))  # type: ignore[union-attr]
     return _literal_key(term)  # type: ignore[arg-type]
 
 

@@ -1,7 +1,8 @@
 """SPARQL 1.1 Query Results CSV and TSV Formats (text/csv, text/tab-separated-values).
 
-CSV keeps only the text of each value (lexical form, IRI, ``_:label``), so it
-is lossy: reading it back gives simple literals and blank nodes. TSV writes
+CSV keeps only the text of each value (lexical form, IRI, ``_:label``; a
+triple term, which has none, as its N-Triples ``<<( s p o )>>``), so it is
+lossy: reading it back gives simple literals, blank nodes and triple terms. TSV writes
 full Turtle terms and round-trips exactly. Neither format defines a boolean
 result; like common practice, ASK is written as a single ``true``/``false``
 line, which the readers recognise.
@@ -13,7 +14,7 @@ import csv
 import io
 from collections.abc import Iterable, Iterator, Sequence
 
-from engine.rdf import IRI, BNode, Literal, Term, format_term, parse_term
+from engine.rdf import IRI, BNode, Literal, Term, TripleTerm, format_term, parse_term
 
 #: solutions serialised per yielded chunk
 BATCH = 1000
@@ -36,6 +37,8 @@ def _csv_value(term: Term | None) -> str:
         return _csv_field(term.value)
     if cls is BNode:
         return _csv_field("_:" + term.id)
+    if cls is TripleTerm:  # no text of its own: its N-Triples spelling
+        return _csv_field(format_term(term))
     return _csv_field(term.lexical)
 
 
@@ -82,6 +85,11 @@ def _csv_term(value: str) -> Term | None:
         return None
     if value.startswith("_:"):
         return BNode(value[2:])
+    if value.startswith("<<("):
+        try:
+            return parse_term(value, shorthands=True)
+        except ValueError:
+            pass  # a string that merely starts so
     return Literal(value)
 
 

@@ -15,19 +15,26 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 import orjson
 
-from engine.rdf import IRI, BNode, Literal, Term
+from engine.rdf import IRI, BNode, Literal, Term, TripleTerm
 
 #: solutions serialised per yielded chunk
 BATCH = 1000
 
 
-def _term_json(term: Term) -> dict[str, str]:
+def _term_json(term: Term) -> dict:
     cls = term.__class__
     if cls is IRI:
         return {"type": "uri", "value": term.value}
     if cls is BNode:
         return {"type": "bnode", "value": term.id}
+    if cls is TripleTerm:  # SPARQL 1.2: the components as terms
+        return {"type": "triple", "value": {"subject": _term_json(term.subject),
+                                            "predicate": _term_json(term.predicate),
+                                            "object": _term_json(term.object)}}
     if term.lang:
+        if term.direction:  # SPARQL 1.2: a directional string
+            return {"type": "literal", "value": term.lexical, "xml:lang": term.language,
+                    "its:dir": term.direction}
         return {"type": "literal", "value": term.lexical, "xml:lang": term.lang}
     if term.datatype:
         return {"type": "literal", "value": term.lexical, "datatype": term.datatype}
@@ -85,7 +92,7 @@ def write_boolean(value: bool) -> bytes:
     return b'{"head":{},"boolean":' + (b"true" if value else b"false") + b"}\n"
 
 
-def _parse_term(node: dict[str, str]) -> Term:
+def _parse_term(node: dict) -> Term:
     kind = node.get("type")
     value = node["value"]
     if kind == "uri":
@@ -93,7 +100,13 @@ def _parse_term(node: dict[str, str]) -> Term:
     if kind == "bnode":
         return BNode(value)
     if kind in ("literal", "typed-literal"):  # "typed-literal" is the pre-1.1 spelling
-        return Literal(value, datatype=node.get("datatype"), lang=node.get("xml:lang"))
+        lang = node.get("xml:lang")
+        if lang and node.get("its:dir"):
+            lang = f"{lang}--{node['its:dir']}"
+        return Literal(value, datatype=node.get("datatype"), lang=lang)
+    if kind == "triple":
+        return TripleTerm(_parse_term(value["subject"]), _parse_term(value["predicate"]),
+                          _parse_term(value["object"]))
     raise ValueError(f"unknown RDF term type in JSON results: {kind!r}")
 
 

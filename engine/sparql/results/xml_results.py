@@ -10,10 +10,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Sequence
 
-from engine.rdf import IRI, BNode, Literal, Term, check_xml_text
+from engine.rdf import IRI, BNode, Literal, Term, TripleTerm, check_xml_text
 
 NS = "http://www.w3.org/2005/sparql-results#"
+ITS = "http://www.w3.org/2005/11/its"
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_ITS_DIR = "{" + ITS + "}dir"
 _HEADER = '<?xml version="1.0" encoding="utf-8"?>\n<sparql xmlns="' + NS + '">\n'
 
 #: solutions serialised per yielded chunk
@@ -40,6 +42,13 @@ def _term_xml(term: Term) -> str:
         return "<uri>" + _text(term.value) + "</uri>"
     if cls is BNode:
         return "<bnode>" + _text(term.id) + "</bnode>"
+    if cls is TripleTerm:  # SPARQL 1.2
+        return ("<triple><subject>" + _term_xml(term.subject) + "</subject><predicate>"
+                + _term_xml(term.predicate) + "</predicate><object>" + _term_xml(term.object)
+                + "</object></triple>")
+    if term.direction:  # SPARQL 1.2: a directional string
+        return ('<literal xmlns:its="' + ITS + '" its:version="2.0" xml:lang="' + _attr(term.language)
+                + '" its:dir="' + _attr(term.direction) + '">' + _text(term.lexical) + "</literal>")
     if term.lang:
         return '<literal xml:lang="' + _attr(term.lang) + '">' + _text(term.lexical) + "</literal>"
     if term.datatype:
@@ -84,7 +93,14 @@ def _parse_term(element: ET.Element) -> Term:
     if tag == "bnode":
         return BNode(text)
     if tag == "literal":
-        return Literal(text, datatype=element.get("datatype"), lang=element.get(_XML_LANG))
+        lang = element.get(_XML_LANG)
+        if lang and element.get(_ITS_DIR):
+            lang = f"{lang}--{element.get(_ITS_DIR)}"
+        return Literal(text, datatype=element.get("datatype"), lang=lang)
+    if tag == "triple":
+        parts = {child.tag.removeprefix("{" + NS + "}"): child[0] for child in element}
+        return TripleTerm(_parse_term(parts["subject"]), _parse_term(parts["predicate"]),
+                          _parse_term(parts["object"]))
     raise ValueError(f"unknown RDF term element in XML results: {tag!r}")
 
 

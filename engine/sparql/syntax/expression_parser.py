@@ -9,7 +9,7 @@ more lenient than the grammar, as other engines are.
 
 from __future__ import annotations
 
-from engine.rdf import IRI, Literal, Variable, geof_problem
+from engine.rdf import IRI, Literal, TripleTerm, Variable, geof_problem
 from engine.sparql.algebra import (
     Aggregate,
     BinaryExpr,
@@ -22,7 +22,7 @@ from engine.sparql.algebra import (
     UnaryExpr,
     VarExpr,
 )
-from engine.sparql.syntax.parser_base import FALSE, NUMBER_TYPES, TRUE, ParserBase
+from engine.sparql.syntax.parser_base import FALSE, NUMBER_TYPES, RDF_TYPE_IRI, TRUE, ParserBase
 
 _PRECEDENCE = {
     "||": 1, "&&": 2,
@@ -36,13 +36,15 @@ _BUILTINS: dict[str, tuple[int, int | None]] = {
     **{name: (1, 1) for name in (
         "STR LANG DATATYPE IRI URI ABS CEIL FLOOR ROUND STRLEN UCASE LCASE ENCODE_FOR_URI "
         "YEAR MONTH DAY HOURS MINUTES SECONDS TIMEZONE TZ MD5 SHA1 SHA256 SHA384 SHA512 "
-        "ISIRI ISURI ISBLANK ISLITERAL ISNUMERIC"
+        "ISIRI ISURI ISBLANK ISLITERAL ISNUMERIC "
+        "ISTRIPLE SUBJECT PREDICATE OBJECT LANGDIR HASLANG HASLANGDIR"
     ).split()},
     **{name: (2, 2) for name in (
         "LANGMATCHES CONTAINS STRSTARTS STRENDS STRBEFORE STRAFTER STRLANG STRDT SAMETERM"
     ).split()},
     **{name: (0, 0) for name in ("RAND", "NOW", "UUID", "STRUUID")},
     "BNODE": (0, 1), "IF": (3, 3), "REGEX": (2, 3), "SUBSTR": (2, 3), "REPLACE": (3, 4),
+    "TRIPLE": (3, 3), "STRLANGDIR": (3, 3),
     "CONCAT": (0, None), "COALESCE": (0, None),
 }
 #: synonyms normalised so the executor sees one name per function
@@ -138,6 +140,8 @@ class ExpressionParser(ParserBase):
         if kind == "TRUE" or kind == "FALSE":
             self.advance()
             return TermExpr(TRUE if kind == "TRUE" else FALSE)
+        if kind == "<<(":
+            return self.expr_triple_term()
         arity = _BUILTINS.get(kind)
         if arity is not None:
             self.advance()
@@ -164,6 +168,43 @@ class ExpressionParser(ParserBase):
             self.aggregates = saved
             return ExistsExpr(pattern, kind == "NOT")
         raise self.unexpected("an expression")
+
+    def expr_triple_term(self) -> Expr:
+        """``<<( s p o )>>`` in an expression (SPARQL 1.2's ExprTripleTerm):
+        the subject a variable or IRI, the predicate a variable or IRI, the
+        object a variable, IRI, literal or another such triple term; the
+        same as ``TRIPLE(s, p, o)``, a constant when nothing varies."""
+        self.expect("<<(")
+        kind = self.tok[0]
+        if kind not in ("var", "iri", "pname"):
+            raise self.unexpected("a variable or IRI as the subject of a triple term")
+        subject = self.primary()
+        if self.accept("a"):
+            predicate: Expr = TermExpr(RDF_TYPE_IRI)
+        elif self.tok[0] in ("var", "iri", "pname"):
+            tok = self.tok
+            self.advance()
+            predicate = (VarExpr(Variable(tok[1])) if tok[0] == "var"  # type: ignore[arg-type]
+                         else TermExpr(IRI(self.iri_of(tok))))
+        else:
+            raise self.unexpected("a variable or IRI as the predicate of a triple term")
+        kind = self.tok[0]
+        if kind == "<<(":
+            obj = self.expr_triple_term()
+        elif kind == "var" or kind == "iri" or kind == "pname":
+            tok = self.tok
+            self.advance()
+            obj = VarExpr(Variable(tok[1])) if kind == "var" else TermExpr(IRI(self.iri_of(tok)))  # type: ignore[arg-type]
+        else:
+            term = self.constant()
+            if term is None:
+                raise self.unexpected("a variable, IRI, literal or triple term as its object")
+            obj = TermExpr(term)
+        self.expect(")>>", "')>>'")
+        parts = (subject, predicate, obj)
+        if all(part.__class__ is TermExpr for part in parts):
+            return TermExpr(TripleTerm(*(part.term for part in parts)))  # type: ignore[union-attr]
+        return CallExpr("TRIPLE", parts)
 
     def arg_list(self) -> tuple[Expr, ...]:
         """``( expr, ... )`` or ``()``; DISTINCT is only for aggregates."""

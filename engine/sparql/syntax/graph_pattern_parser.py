@@ -12,7 +12,7 @@ first appearance) which BIND, ``SELECT *`` and the SELECT checks need.
 
 from __future__ import annotations
 
-from engine.rdf import Term, Variable
+from engine.rdf import IRI, Term, TripleTerm, Variable
 from engine.sparql.algebra import (
     BGP,
     BinaryExpr,
@@ -30,6 +30,8 @@ from engine.sparql.algebra import (
     Union_,
     Values,
 )
+from engine.sparql.syntax.parser_base import RDF_TYPE_IRI
+from engine.sparql.syntax.triple_terms import pattern_vars, replace_triple_terms, take_apart
 from engine.sparql.syntax.triples_parser import TRIPLE_START, Triple, TriplesParser
 
 EMPTY = BGP(())
@@ -77,6 +79,8 @@ def add_triple_vars(items: list[Triple], scope: Scope) -> None:
         ):
             if term.__class__ is Variable:
                 scope[term.name] = None  # type: ignore[union-attr]
+            elif term.__class__ is not IRI:
+                pattern_vars(term, scope)
 
 
 class GraphPatternParser(TriplesParser):
@@ -86,6 +90,16 @@ class GraphPatternParser(TriplesParser):
     def sub_select(self) -> tuple[Pattern, Scope]:
         """Defined by the query layer (a sub-SELECT is an element of a graph pattern)."""
         raise NotImplementedError
+
+    def bgp(self, items: list[Triple]) -> Pattern:
+        """A triples block as a pattern, triple terms with variables taken
+        apart after it (:mod:`engine.sparql.syntax.triple_terms`)."""
+        plain, found = replace_triple_terms(items, self.fresh_var)
+        if not found:
+            return bgp_pattern(items)
+        bound: Scope = {}
+        add_triple_vars(plain, bound)
+        return take_apart(bgp_pattern(plain), found, bound, self.fresh_var)
 
     def graph_pattern(self) -> tuple[Pattern, Scope]:
         pattern, condition, scope = self._graph_pattern_parts()
@@ -132,14 +146,14 @@ class GraphPatternParser(TriplesParser):
                 self.advance()
                 break
             if items:
-                pattern = join(pattern, bgp_pattern(items))
+                pattern = join(pattern, self.bgp(items))
                 items = None
             if kind != "BIND" and kind != "VALUES":
                 label_scope = 0
             pattern = self._element(kind, pattern, scope)
             self.accept(".")
         if items:
-            pattern = join(pattern, bgp_pattern(items))
+            pattern = join(pattern, self.bgp(items))
         return pattern, (conjunction(filters) if filters else None), scope
 
     def _element(self, kind: str, pattern: Pattern, scope: Scope) -> Pattern:
@@ -191,6 +205,22 @@ class GraphPatternParser(TriplesParser):
             raise self.error("a sub-SELECT must be alone in its own group { }")
         raise self.unexpected("a graph pattern or '}'")
 
+    def data_triple_term(self) -> Term:
+        """A triple term in VALUES: IRIs and literals only (no variables, no
+        blank nodes, no triple term as subject)."""
+        self.expect("<<(")
+        subject = self.iri()
+        predicate = RDF_TYPE_IRI if self.accept("a") else self.iri()
+        if self.tok[0] == "<<(":
+            obj: Term = self.data_triple_term()
+        else:
+            found = self.constant()
+            if found is None:
+                raise self.unexpected("an IRI, literal or triple term")
+            obj = found
+        self.expect(")>>", "')>>'")
+        return TripleTerm(subject, predicate, obj)
+
     def _service(self, scope: Scope) -> Service:
         self.advance()
         silent = self.accept("SILENT")
@@ -214,7 +244,10 @@ class GraphPatternParser(TriplesParser):
         self.expect("(", "a variable or '('")
         names = []
         while self.tok[0] == "var":
+            tok = self.tok
             names.append(self.variable())
+            if names[-1] in names[:-1]:
+                raise self.error(f"?{names[-1].name} is named twice in VALUES", tok)
         self.expect(")", "a variable or ')'")
         self.expect("{")
         rows = []
@@ -231,6 +264,8 @@ class GraphPatternParser(TriplesParser):
     def _data_value(self) -> Term | None:
         if self.accept("UNDEF"):
             return None
+        if self.tok[0] == "<<(":
+            return self.data_triple_term()
         term = self.constant()
         if term is None:
             raise self.unexpected("an IRI, literal or UNDEF")

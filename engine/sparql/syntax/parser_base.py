@@ -11,6 +11,7 @@ from __future__ import annotations
 from engine.rdf import (
     IRI,
     RDF,
+    RDF_REIFIES,
     RDF_TYPE,
     XSD_BOOLEAN,
     XSD_DECIMAL,
@@ -19,17 +20,19 @@ from engine.rdf import (
     BNode,
     Literal,
     Term,
+    TripleTerm,
     Variable,
     resolve_iri,
 )
-from engine.sparql.algebra import Pattern
+from engine.sparql.algebra import Pattern, TripleTermPattern
 from engine.sparql.syntax.errors import SparqlSyntaxError, error_at
-from engine.sparql.syntax.tokenizer import Token, tokenize, unescape_codepoints
+from engine.sparql.syntax.tokenizer import Token, tokenize
 
 RDF_TYPE_IRI = IRI(RDF_TYPE)
 RDF_FIRST = IRI(RDF + "first")
 RDF_REST = IRI(RDF + "rest")
 RDF_NIL = IRI(RDF + "nil")
+RDF_REIFIES_IRI = IRI(RDF_REIFIES)
 TRUE = Literal("true", XSD_BOOLEAN)
 FALSE = Literal("false", XSD_BOOLEAN)
 NUMBER_TYPES = {"int": XSD_INTEGER, "dec": XSD_DECIMAL, "dbl": XSD_DOUBLE}
@@ -70,11 +73,23 @@ def check_nesting(text: str, tokens: list[Token]) -> None:
                                         "or prefix operators); the server refuses deeper requests")
 
 
+def make_triple_term(subject: object, predicate: object, obj: object, fresh_blanks: bool = False
+                     ) -> TripleTerm | TripleTermPattern:
+    """A triple term constant, or a pattern when a component is a variable
+    or itself a pattern, or (``fresh_blanks``: a template, where each
+    solution has its own blank nodes) a blank node."""
+    for part in (subject, predicate, obj):
+        if (part.__class__ is Variable or part.__class__ is TripleTermPattern
+                or (fresh_blanks and part.__class__ is BNode)):
+            return TripleTermPattern(subject, predicate, obj)  # type: ignore[arg-type]
+    return TripleTerm(subject, predicate, obj)  # type: ignore[arg-type]
+
+
 class ParserBase:
     """Token cursor, prologue and term parsing shared by all parser layers."""
 
     def __init__(self, text: str, base: str | None) -> None:
-        self.text = unescape_codepoints(text)
+        self.text = text
         self.toks: list[Token] = tokenize(self.text)
         check_nesting(self.text, self.toks)
         self.i = 0
@@ -134,7 +149,7 @@ class ParserBase:
     # -------------------------------------------------------------- prologue
 
     def prologue(self) -> None:
-        """BASE and PREFIX declarations (also between update operations)."""
+        """BASE, PREFIX and VERSION declarations (also between update operations)."""
         while True:
             kind = self.tok[0]
             if kind == "BASE":
@@ -147,6 +162,11 @@ class ParserBase:
                 if local:
                     raise self.error(f"invalid prefix name {self.text[tok[2]:tok[3]]!r}", tok)
                 self.prefixes[prefix] = self.resolve(self.expect("iri", "an IRI")[1])  # type: ignore[arg-type]
+            elif kind == "VERSION":  # SPARQL 1.2: the version a request is written for, informative
+                self.advance()
+                tok = self.expect("str", "a version string")
+                if self.text[tok[2] : tok[2] + 3] in ('"""', "'''"):
+                    raise self.error("a version is a short string", tok)
             else:
                 return
 
@@ -202,6 +222,8 @@ class ParserBase:
         kind = self.tok[0]
         if kind == "lang":
             lang = self.tok[1]
+            if "--" in lang and lang.rsplit("--", 1)[1] not in ("ltr", "rtl"):  # type: ignore[union-attr]
+                raise self.error("a base direction is ltr or rtl")
             self.advance()
             return Literal(lexical, lang=lang)  # type: ignore[arg-type]
         if kind == "^^":
@@ -261,10 +283,46 @@ class ParserBase:
             self.advance()
             self.advance()
             return RDF_NIL
+        if kind == "<<(":
+            return self.triple_term()
         term = self.constant()
         if term is None:
             raise self.unexpected("an RDF term or variable")
         return term
+
+    # ---------------------------------------------------------- triple terms
+
+    def triple_term(self) -> TripleTerm | TripleTermPattern:
+        """``<<( s p o )>>`` (SPARQL 1.2) in a pattern or template: a constant,
+        or a pattern when a variable (or a blank node of a query pattern) is
+        inside. The predicate is a variable or IRI, subject and object any
+        term but a collection or a blank node property list (as for a triple
+        pattern, a literal or triple term subject is grammatical; it matches
+        nothing). VALUES and expressions have stricter forms of their own."""
+        self.expect("<<(")
+        if self.tok[0] == "(" or self.tok[0] == "[" and self.peek_kind() != "]":
+            raise self.unexpected("an RDF term or variable as the subject of a triple term")
+        subject = self.var_or_term()
+        kind = self.tok[0]
+        if kind == "a":
+            self.advance()
+            predicate: IRI | Variable = RDF_TYPE_IRI
+        elif kind == "var" or kind == "iri" or kind == "pname":
+            predicate = self.var_or_iri()
+        else:
+            raise self.unexpected("a variable or IRI as the predicate of a triple term")
+        if self.tok[0] == "(" or self.tok[0] == "[" and self.peek_kind() != "]":
+            raise self.unexpected("an RDF term or variable as the object of a triple term")
+        obj = self.var_or_term()
+        self.expect(")>>", "')>>'")
+        return self.triple_term_of(subject, predicate, obj)
+
+    def triple_term_of(self, subject: object, predicate: object, obj: object
+                       ) -> TripleTerm | TripleTermPattern:
+        """:func:`make_triple_term` where the parser is: in a CONSTRUCT or
+        INSERT template a blank node inside is fresh per solution."""
+        fresh_blanks = self.blank_mode == BLANKS_AS_NODES and self.vars_allowed
+        return make_triple_term(subject, predicate, obj, fresh_blanks)
 
     # ----------------------------------------------------------- blank nodes
 

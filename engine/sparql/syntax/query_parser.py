@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from engine.rdf import IRI, Variable
+from engine.rdf import IRI, BNode, Variable
 from engine.sparql.algebra import (
-    BGP,
     Aggregate,
     BinaryExpr,
     CallExpr,
@@ -31,6 +30,8 @@ from engine.sparql.algebra import (
     Query,
     Reduced,
     Slice,
+    TriplePattern,
+    TripleTermPattern,
     UnaryExpr,
     Values,
     VarExpr,
@@ -40,6 +41,17 @@ from engine.sparql.syntax.graph_pattern_parser import EMPTY, GraphPatternParser,
 from engine.sparql.syntax.parser_base import BLANKS_AS_NODES, BLANKS_AS_VARS
 from engine.sparql.syntax.tokenizer import Token
 from engine.sparql.syntax.triples_parser import TRIPLE_START, Triple
+
+
+def _as_blank(term: object) -> object:
+    """A blank node of a pattern (a hidden ``.bN`` variable) as the template's
+    blank node, inside triple terms too."""
+    if term.__class__ is Variable and term.name.startswith(".b"):  # type: ignore[attr-defined]
+        return BNode(term.name)  # type: ignore[attr-defined]
+    if term.__class__ is TripleTermPattern:
+        return TripleTermPattern(*(_as_blank(t) for t in (term.subject, term.predicate,  # type: ignore
+                                                               term.object)))  # type: ignore[attr-defined]
+    return term
 
 
 def expr_vars(expr: Expr, out: list[Variable]) -> None:
@@ -180,7 +192,8 @@ class QueryParser(GraphPatternParser):
                 if grouped and name not in allowed:
                     raise self.error(f"?{name} is selected but is not a GROUP BY key", item.tok)
             else:
-                if name in scope or item.var in projected:
+                # SPARQL 1.2: after GROUP BY only the keys (and earlier AS names) are in scope
+                if (name in allowed if grouped else name in scope) or item.var in projected:
                     raise self.error(f"?{name} is already in scope and cannot be bound by AS", item.tok)
                 if grouped:
                     used: list[Variable] = []
@@ -217,7 +230,10 @@ class QueryParser(GraphPatternParser):
             if self.tok[0] in TRIPLE_START:
                 self.triples_template(template)
             self.expect("}")
-            pattern = self._simple_form(BGP(tuple(template)))  # type: ignore[arg-type]
+            pattern = self._simple_form(self.bgp(template))
+            # as a template, the pattern's blank nodes are fresh ones per solution
+            template = [TriplePattern(*(_as_blank(t) for t in (x.subject, x.predicate, x.object)))
+                        for x in template]  # type: ignore[union-attr]
         return Query("CONSTRUCT", pattern, template=tuple(template), dataset=dataset)  # type: ignore[arg-type]
 
     def _describe(self) -> Query:

@@ -13,7 +13,9 @@ Lifting must be exact, so it is decided twice:
   key) where its value steers the parser rather than fills a place: the
   BASE and PREFIX IRIs, a datatype after ``^^``, LIMIT and OFFSET (checked
   against a bound), a function's IRI (``xsd:integer(...)``), a number glued
-  to its sign; a query with SERVICE (whose text is sent on) lifts nothing;
+  to its sign, any constant inside a SPARQL 1.2 triple term ``<<( ... )>>``
+  or reified triple ``<< ... >>`` (the term is built whole); a query with
+  SERVICE (whose text is sent on) lifts nothing;
 - by the template: a slot whose sentinel shows up anywhere but as a whole
   IRI or literal term (in a variable name, inside a longer string, or not
   at all) is kept in the key too, and a template that does not give back
@@ -34,15 +36,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from engine.rdf import IRI, BNode, Literal, Variable, resolve_iri
+from engine.rdf import IRI, BNode, Literal, TripleTerm, Variable, resolve_iri
 from engine.sparql.algebra import Query
-from engine.sparql.syntax.tokenizer import Token, tokenize, unescape_codepoints
+from engine.sparql.syntax.tokenizer import Token, tokenize
 from engine.sparql.syntax.update_parser import UpdateParser
 
 #: token kinds whose value may be lifted out of the shape
 LIFTED = frozenset(("iri", "pname", "str", "int", "dec", "dbl"))
 #: a constant right after one of these stays in the shape
-_STEERING = frozenset(("BASE", "PREFIX", "^^", "LIMIT", "OFFSET"))
+_STEERING = frozenset(("BASE", "PREFIX", "VERSION", "^^", "LIMIT", "OFFSET"))
+#: SPARQL 1.2's triple terms and reified triples: nothing inside them is lifted
+_OPEN_TRIPLE = frozenset(("<<(", "<<"))
+_CLOSE_TRIPLE = frozenset((")>>", ">>"))
 _MARK = "x-rivulet-slot:"
 _MARKED = re.compile(re.escape(_MARK) + r"(\d+)")
 
@@ -57,7 +62,6 @@ def shape_of(text: str, base: str | None) -> tuple[Hashable, list[Token], list[i
     The key is the text between the lifted tokens and each one's kind (and a
     prefixed name's prefix): the tokenizer reads on from a token's end, so
     equal text around equal kinds means equal tokens around the constants."""
-    text = unescape_codepoints(text)
     tokens = tokenize(text)
     lifted: list[int] = []
     if any(t[0] == "SERVICE" for t in tokens):
@@ -67,9 +71,14 @@ def shape_of(text: str, base: str | None) -> tuple[Hashable, list[Token], list[i
     cut = 0
     previous: Token = ("", None, -1, -1)
     before: str = ""
+    inside = 0  # depth in triple terms and reified triples, whose constants stay
     for index, tok in enumerate(tokens):
         kind = tok[0]
-        if kind in LIFTED and _liftable(tok, previous, before, tokens[index + 1]):
+        if kind in _OPEN_TRIPLE:
+            inside += 1
+        elif kind in _CLOSE_TRIPLE:
+            inside -= 1
+        elif not inside and kind in LIFTED and _liftable(tok, previous, before, tokens[index + 1]):
             lifted.append(index)
             kinds.append(tok[1][0] if kind == "pname" else kind)  # type: ignore[index]
             between.append(text[cut:tok[2]])
@@ -247,6 +256,8 @@ class _Scan:
             return self.walk(obj.value)
         if isinstance(obj, Literal):
             return all(self.walk(x) for x in (obj.lexical, obj.datatype, obj.lang))
+        if isinstance(obj, TripleTerm):
+            return all(self.walk(x) for x in (obj.subject, obj.predicate, obj.object))
         if isinstance(obj, (Variable, BNode)):
             return self.walk(obj.name if isinstance(obj, Variable) else obj.id)
         if isinstance(obj, (tuple, list, frozenset)):

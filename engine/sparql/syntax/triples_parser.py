@@ -26,13 +26,21 @@ from engine.sparql.algebra import (
     TriplePattern,
 )
 from engine.sparql.syntax.expression_parser import ExpressionParser
-from engine.sparql.syntax.parser_base import NUMBER_TYPES, RDF_FIRST, RDF_NIL, RDF_REST, RDF_TYPE_IRI
+from engine.sparql.syntax.parser_base import (
+    NUMBER_TYPES,
+    RDF_FIRST,
+    RDF_NIL,
+    RDF_REIFIES_IRI,
+    RDF_REST,
+    RDF_TYPE_IRI,
+)
 
 Triple = TriplePattern | PathPattern
 
 #: token kinds that can start a triple's subject
 TRIPLE_START = frozenset(
-    ("var", "iri", "pname", "bnode", "str", "int", "dec", "dbl", "TRUE", "FALSE", "(", "[", "+", "-")
+    ("var", "iri", "pname", "bnode", "str", "int", "dec", "dbl", "TRUE", "FALSE", "(", "[", "+", "-",
+     "<<(", "<<")
 )
 _VERB_START = frozenset(("var", "iri", "pname", "a"))
 _PATH_VERB_START = _VERB_START | {"^", "!", "("}
@@ -51,6 +59,10 @@ class TriplesParser(ExpressionParser):
                 self.property_list(subject, out, paths)
         elif kind == "(" and self.peek_kind() != ")":
             subject = self.collection(out, paths)
+            if self.tok[0] in (_PATH_VERB_START if paths else _VERB_START):
+                self.property_list(subject, out, paths)
+        elif kind == "<<":  # a reified triple, alone or with properties of its reifier
+            subject = self.reified_triple(out, paths)
             if self.tok[0] in (_PATH_VERB_START if paths else _VERB_START):
                 self.property_list(subject, out, paths)
         else:
@@ -84,6 +96,11 @@ class TriplesParser(ExpressionParser):
                     spliced: list[Triple] = []
                     self.add_path(subject, verb, obj, spliced)  # type: ignore[arg-type]
                     out[mark:mark] = spliced
+                if self.tok[0] == "~" or self.tok[0] == "{|":
+                    if not simple:
+                        raise self.error("an annotation needs a plain predicate (an IRI or a variable), "
+                                         "not a property path")
+                    self.annotation(subject, verb, obj, out, paths)  # type: ignore[arg-type]
                 if not self.accept(","):
                     break
             if self.tok[0] != ";":
@@ -119,6 +136,8 @@ class TriplesParser(ExpressionParser):
 
     def graph_node(self, out: list[Triple], paths: bool) -> Term | Variable:
         kind = self.tok[0]
+        if kind == "<<":
+            return self.reified_triple(out, paths)
         if kind == "[" and self.peek_kind() != "]":
             return self.blank_property_list(out, paths)
         if kind == "(" and self.peek_kind() != ")":
@@ -146,6 +165,68 @@ class TriplesParser(ExpressionParser):
             rest = nodes[index + 1] if index + 1 < len(nodes) else RDF_NIL
             out.append(TriplePattern(node, RDF_REST, rest))
         return nodes[0]
+
+    # ------------------------------------------------- reifiers (SPARQL 1.2)
+
+    def reified_triple(self, out: list[Triple], paths: bool) -> Term | Variable:
+        """``<< s p o ~ r >>``: the reifier ``r`` (a fresh blank node without
+        ``~``), with ``r rdf:reifies <<( s p o )>>`` added to ``out``; the
+        triple itself is not asserted."""
+        open_tok = self.expect("<<")
+        subject = self._reified_part(out, paths)
+        kind = self.tok[0]
+        if kind not in _VERB_START:
+            raise self.unexpected("a variable or IRI as the predicate of a reified triple")
+        predicate = self.verb(False)
+        obj = self._reified_part(out, paths)
+        reifier = self._reifier() if self.tok[0] == "~" else None
+        self.expect(">>", "'>>'")
+        if reifier is None:
+            reifier = self.fresh_blank(open_tok)
+        out.append(TriplePattern(reifier, RDF_REIFIES_IRI, self.triple_term_of(subject, predicate, obj)))
+        return reifier
+
+    def _reified_part(self, out: list[Triple], paths: bool) -> Term | Variable:
+        kind = self.tok[0]
+        if kind == "<<":
+            return self.reified_triple(out, paths)
+        if kind == "(" or kind == "[" and self.peek_kind() != "]":
+            raise self.unexpected("an RDF term or variable in a reified triple")
+        return self.var_or_term()
+
+    def _reifier(self) -> Term | Variable:
+        """After ``~``: the reifier named, or a fresh blank node."""
+        tok = self.expect("~")
+        kind = self.tok[0]
+        if kind == "var" or kind == "iri" or kind == "pname" or kind == "bnode":
+            return self.var_or_term()
+        if kind == "[" and self.peek_kind() == "]":
+            return self.var_or_term()
+        return self.fresh_blank(tok)
+
+    def annotation(self, subject: Term | Variable, predicate: IRI | Variable, obj: Term | Variable,
+                   out: list[Triple], paths: bool) -> None:
+        """``~ r`` and ``{| ... |}`` after an object: each reifier reifies the
+        triple just written; a block describes the reifier before it, or a
+        fresh blank node."""
+        triple = self.triple_term_of(subject, predicate, obj)
+        reifier: Term | Variable | None = None
+        while True:
+            kind = self.tok[0]
+            if kind == "~":
+                reifier = self._reifier()
+                out.append(TriplePattern(reifier, RDF_REIFIES_IRI, triple))  # type: ignore[arg-type]
+            elif kind == "{|":
+                tok = self.tok
+                self.advance()
+                if reifier is None:
+                    reifier = self.fresh_blank(tok)
+                    out.append(TriplePattern(reifier, RDF_REIFIES_IRI, triple))  # type: ignore[arg-type]
+                self.property_list(reifier, out, paths)
+                self.expect("|}", "'|}'")
+                reifier = None
+            else:
+                return
 
     # ---------------------------------------------------------------- paths
 

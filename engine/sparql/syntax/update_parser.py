@@ -19,12 +19,17 @@ from engine.sparql.algebra import (
     DeleteData,
     DeleteWhere,
     Drop,
+    Graph,
     GraphTarget,
     InsertData,
+    Join,
     Load,
     Modify,
+    Pattern,
     Quad,
     Transfer,
+    TriplePattern,
+    TripleTermPattern,
     Update,
     UpdateOperation,
 )
@@ -62,7 +67,7 @@ class UpdateParser(QueryParser):
                     self._quads(BLANKS_FORBIDDEN, "variables are not allowed in DELETE DATA", "DELETE DATA")
                 )
             if self.accept("WHERE"):
-                return DeleteWhere(self._quads(BLANKS_FORBIDDEN, "", "DELETE WHERE"))
+                return self._delete_where(self._quads(BLANKS_FORBIDDEN, "", "DELETE WHERE"))
             return self._modify(None, insert_only=False)
         if kind == "WITH":
             self.advance()
@@ -75,6 +80,23 @@ class UpdateParser(QueryParser):
             self.advance()
             return _GRAPH_OPERATIONS[kind](self, self.accept("SILENT"))
         raise self.unexpected("an update operation")
+
+    def _delete_where(self, quads: tuple[Quad, ...]) -> DeleteWhere | Modify:
+        """DELETE WHERE; with triple terms holding variables it is spelled out
+        as the DELETE ... WHERE it stands for, whose pattern takes the triple
+        terms apart (:mod:`engine.sparql.syntax.triple_terms`)."""
+        if not any(q.subject.__class__ is TripleTermPattern or q.object.__class__ is TripleTermPattern
+                   for q in quads):
+            return DeleteWhere(quads)
+        where: Pattern = self.bgp([TriplePattern(q.subject, q.predicate, q.object) for q in quads
+                                   if q.graph is None])
+        graphs: dict = {}
+        for q in quads:
+            if q.graph is not None:
+                graphs.setdefault(q.graph, []).append(TriplePattern(q.subject, q.predicate, q.object))
+        for graph, triples in graphs.items():
+            where = Join(where, Graph(graph, self.bgp(triples)))
+        return Modify(quads, (), where)
 
     def _modify(self, with_graph: IRI | None, insert_only: bool) -> Modify:
         """After DELETE or INSERT of a DELETE/INSERT ... WHERE operation."""

@@ -22,6 +22,8 @@ DAWGT = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-dawg#")
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SUITE_ROOT = REPO_ROOT.parent / "shared" / "conformance" / "w3c" / "sparql11"
+#: the SPARQL 1.2 suite (triple terms, directional strings, VERSION, ...): same manifests
+SUITE_12_ROOT = SUITE_ROOT.parent / "sparql12"
 
 HTTP_LEVEL = (
     "run over HTTP against live servers (tests/endpoint); see [conformance-http.md](conformance-http.md)"
@@ -42,8 +44,10 @@ EXCLUDED_APPROVALS = {"Rejected", "Withdrawn", "Obsoleted"}
 #: folders whose evaluation tests exist to check a result serialisation
 RESULT_FORMAT_FOLDERS = {"csv-tsv-res", "json-res"}
 
-QUERY_SYNTAX = {"PositiveSyntaxTest11", "NegativeSyntaxTest11"}
-UPDATE_SYNTAX = {"PositiveUpdateSyntaxTest11", "NegativeUpdateSyntaxTest11"}
+#: the 1.1 suite's kinds end in 11; the 1.2 suite's have no number
+QUERY_SYNTAX = {"PositiveSyntaxTest11", "NegativeSyntaxTest11", "PositiveSyntaxTest", "NegativeSyntaxTest"}
+UPDATE_SYNTAX = {"PositiveUpdateSyntaxTest11", "NegativeUpdateSyntaxTest11",
+                 "PositiveUpdateSyntaxTest", "NegativeUpdateSyntaxTest"}
 RUNNABLE_KINDS = QUERY_SYNTAX | UPDATE_SYNTAX | {
     "QueryEvaluationTest",
     "UpdateEvaluationTest",
@@ -183,9 +187,15 @@ def _count_entries(graph: Graph) -> int:
     return len(_entries(graph)) + sum(_count_entries(_parse(path)) for path in _included(graph))
 
 
+def top_manifest(root: Path) -> Path:
+    """The manifest that includes every folder's (1.1: manifest-all.ttl, 1.2: manifest.ttl)."""
+    every = root / "manifest-all.ttl"
+    return every if every.is_file() else root / "manifest.ttl"
+
+
 def folders(root: Path = SUITE_ROOT) -> list[str]:
-    """Folder names in the order ``manifest-all.ttl`` includes them."""
-    return [path.parent.name for path in _included(_parse(root / "manifest-all.ttl"))]
+    """Folder names in the order the top manifest includes them."""
+    return [path.parent.name for path in _included(_parse(top_manifest(root)))]
 
 
 def load_folder(root: Path, folder: str) -> tuple[list[TestCase], list[Exclusion]]:
@@ -226,6 +236,6 @@ def load_suite(
 
 def suite_missing_reason(root: Path = SUITE_ROOT) -> str | None:
     """Why the suite cannot run, or None when it is present."""
-    if not (root / "manifest-all.ttl").is_file():
-        return f"W3C SPARQL 1.1 test suite not found at {root} (expected <repo>/../shared/...)"
+    if not top_manifest(root).is_file():
+        return f"W3C SPARQL test suite not found at {root} (expected <repo>/../shared/...)"
     return None

@@ -22,7 +22,7 @@ from engine.sparql import algebra as A
 from engine.sparql.results import read_select, write_boolean, write_select
 from engine.sparql.syntax import SparqlSyntaxError, parse_query, parse_update
 from tests.harness.w3c.compare import compare_graphs, compare_solutions
-from tests.harness.w3c.expected import read_expected_rdf, read_rdf_file
+from tests.harness.w3c.expected import read_expected_rdf, read_rdf_file, read_rdf_quads
 from tests.harness.w3c.manifest import (
     CATEGORIES,
     QUERY_SYNTAX,
@@ -182,6 +182,11 @@ def _graph_states(store: Store) -> dict[str | None, list]:
 
 def _expected_states(test: TestCase) -> dict[str | None, list]:
     states: dict[str | None, list] = {None: [t for p in test.result_data for t in read_rdf_file(p)]}
+    for path in test.result_data:  # a TriG or N-Quads result names its graphs itself
+        if path.suffix in (".trig", ".nq"):
+            for s, p, o, g in read_rdf_quads(path):
+                if g is not None:
+                    states.setdefault(g.value, []).append((s, p, o))
     for graph in test.result_graph_data:
         triples = read_rdf_file(graph.path)
         if triples:
