@@ -27,10 +27,11 @@ class RivuletProcess:
     """``rivulet serve OPTIONS... --port P``; ``url`` once it listens.
     Standard error is read by a thread into ``stderr_lines`` (a full pipe
     would stall the server). ``open_files``: the process's limit of open
-    file descriptors (RLIMIT_NOFILE), when given."""
+    file descriptors (RLIMIT_NOFILE), when given; ``environment``: the
+    process's variables instead of this one's."""
 
     def __init__(self, *options: str, command: tuple[str, ...] = ("serve",),
-                 open_files: int | None = None) -> None:
+                 open_files: int | None = None, environment: dict[str, str] | None = None) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.stderr_lines: list[str] = []
@@ -38,7 +39,7 @@ class RivuletProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "endpoint.cli", *command, "--port", str(port), *options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+            env={**(os.environ if environment is None else environment), "PYTHONPATH": str(REPO)},
             preexec_fn=None if open_files is None else lambda: resource.setrlimit(
                 resource.RLIMIT_NOFILE, (open_files, open_files)),
         )
