@@ -602,14 +602,14 @@ class StreamEngine:
         recovery replays the logged batches through :meth:`ingest`, which
         counts them again; called once it is done, so that counters count
         what this process received, from 0, as a restarted Prometheus target's
-        do (the windows' sequence numbers and the streams' watermarks go on)."""
+        do (the windows' sequence numbers, the streams' watermarks and each
+        query's last failed window go on)."""
         with self._lock:
             for state in self.streams.values():
                 state.items = state.triples = state.late_items = 0
                 state.clear_rate()
             for running in self.queries.values():
-                running.failures.clear()
-                running.last_error = None
+                running.failures.clear()  # the last failed window stays known: its event is retained
                 running.stats = WindowStats()
 
     # --------------------------------------------------------------- reclaim
