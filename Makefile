@@ -24,12 +24,14 @@ conformance: install
 	$(PY) -m tests.harness.w3c
 	$(PY) -m tests.harness.w3c12
 
-# the console on http://127.0.0.1:8000/ and the endpoint on /sparql, with the demo
+# the console on http://127.0.0.1:$(PORT)/ and the endpoint on /sparql, with the demo
 # dataset (endpoint/demo/rivers.trig, installed with the package) loaded on first
 # start; everything written is kept in $(DATA_DIR) across restarts
 DATA_DIR ?= .rivulet-data
+# the port to listen on (`make run PORT=8001`)
+PORT ?= 8000
 run: install
-	$(VENV)/bin/rivulet serve --demo --data-dir $(DATA_DIR)
+	$(VENV)/bin/rivulet serve --demo --data-dir $(DATA_DIR) --port $(PORT)
 
 bench: install
 	$(PY) -m benchmarks.parse_time

@@ -8,16 +8,20 @@ import sys
 from pathlib import Path
 
 from endpoint import backup_command, cluster_command, recover_command, replay_command, serve
+from endpoint.command_errors import run_command
 from endpoint.load_command import add_parser as add_load_parser
 from endpoint.version import rivulet_version
 from engine.api import Store
-from engine.rdf import format_term
+from engine.rdf import RdfSyntaxError, format_term
 from engine.sparql.results import write_boolean, write_select
 
 
 def _load(store: Store, files: list[str]) -> None:
     for name in files:
-        store.load(Path(name))
+        try:
+            store.load(Path(name))
+        except RdfSyntaxError as exc:  # the parser's line and column, in which file
+            raise RdfSyntaxError(f"{name}: {exc}") from None
 
 
 def _query(args: argparse.Namespace) -> int:
@@ -80,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    return run_command(args)
 
 
 if __name__ == "__main__":

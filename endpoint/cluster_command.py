@@ -33,6 +33,27 @@ log = logging.getLogger("rivulet.cluster")
 
 #: shards when neither --shards nor a loaded store says
 DEFAULT_SHARDS = 3
+#: Ray's variable for its authentication mode ("token", "disabled")
+RAY_AUTH_MODE = "RAY_AUTH_MODE"
+
+
+def token_auth_if_at_hand() -> None:
+    """Present Ray's token when one is at hand and no mode is set.
+
+    Ray 2.60's ``ray start --head`` turns token authentication on when a
+    token exists (``~/.ray/auth_token``, or ``RAY_AUTH_TOKEN_PATH`` or
+    ``RAY_AUTH_TOKEN``), but a process that joins by an explicit address
+    sends it only with ``RAY_AUTH_MODE=token``: without it, ``ray.init``
+    retries for about 20 s on ``InvalidAuthToken`` and fails. An explicit
+    ``RAY_AUTH_MODE`` (``disabled`` too) is left as it is. Called before
+    ``import ray``, which reads the variable once."""
+    if RAY_AUTH_MODE in os.environ:
+        return
+    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+    if os.environ.get("RAY_AUTH_TOKEN") or path.is_file():
+        os.environ[RAY_AUTH_MODE] = "token"
+        log.info("a Ray authentication token is at hand and %s is not set: joining with %s=token",
+                 RAY_AUTH_MODE, RAY_AUTH_MODE)
 
 
 @dataclass
@@ -69,6 +90,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_serve_options(up)
     add_cluster_options(up)
     up.set_defaults(run=run, cluster="local")
+    down = actions.add_parser(
+        "down", help="remove the shard actors a stopped 'serve --cluster' coordinator left on Ray",
+        description="Kill the shard actors (rivulet-shard-<k>, Ray namespace 'rivulet') on a Ray cluster "
+                    "whose coordinator has stopped: they outlive it on purpose, so that a restarted "
+                    "coordinator finds them. Their data stays in the data directory. Stop the "
+                    "coordinator first.")
+    down.add_argument("--cluster", default="auto", metavar="ADDRESS",
+                      help="the Ray cluster: auto (default: the one this machine is a node of), "
+                           "ray://HOST:PORT, or HOST:PORT of its head")
+    down.set_defaults(run=remove_shards)
+
+
+def remove_shards(args: argparse.Namespace) -> int:
+    """``rivulet cluster down``: the shard actors killed, their names printed."""
+    token_auth_if_at_hand()  # before Ray is imported: it reads its settings once
+    import ray
+
+    from engine.cluster.ray_shards import NAMESPACE, remove_shard_actors
+
+    ray.init(address=args.cluster, namespace=NAMESPACE, configure_logging=False, log_to_driver=False)
+    try:
+        removed = remove_shard_actors()
+    finally:
+        ray.shutdown()
+    print(f"removed {len(removed)} shard actor(s): {', '.join(removed)}" if removed
+          else "no shard actors on this Ray cluster")
+    return 0
 
 
 def shard_count(args: argparse.Namespace) -> int:
@@ -85,6 +133,8 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
         raise SystemExit("rivulet: a cluster needs --data-dir (the shards' and coordinator's logs)")
     if args.processes > 1:
         raise SystemExit("rivulet: --processes cannot be combined with --cluster (run more coordinators)")
+    if args.cluster != "local":
+        token_auth_if_at_hand()  # before Ray is imported: it reads its settings once
     import ray
 
     from engine.cluster import open_cluster_store
@@ -111,7 +161,10 @@ def open_cluster(args: argparse.Namespace) -> Cluster:
 
     if store.quad_store.snapshot().version == 0:
         for path in data_files(args):
-            log.info("loaded %d triples from %s into the cluster", store.load(path), path)
+            before = len(store)
+            read = store.load(path)
+            log.info("loaded %d triples (%d statements read) from %s into the cluster", len(store) - before,
+                     read, path)
     elif data_files(args):
         log.info("the cluster has data already: the --data files are not loaded again")
     catalog = args.catalog or os.environ.get(CATALOG_VARIABLE) or None

@@ -23,12 +23,12 @@ from __future__ import annotations
 import logging
 from urllib.parse import quote
 
-from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from endpoint.asgi_requests import require_write
+from endpoint.completed_sse import CompletedEventSourceResponse
 from endpoint.connection_deadlines import SEND_STALLED
 from endpoint.errors import parsing
 from endpoint.public_url import public_url
@@ -90,8 +90,9 @@ class ContinuousQueryRoutes:
         last_id = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
         after = resume_after(last_id)
         subscription = self.engine.subscribe(name, after, SUBSCRIBER_QUEUE)
-        return EventSourceResponse(self._send(request, name, subscription), ping=self.settings.sse_ping,
-                                   headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return CompletedEventSourceResponse(
+            self._send(request, name, subscription), ping=self.settings.sse_ping,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     async def _send(self, request: Request, name: str, subscription: Subscription):
         """Replay, then every live event until the query is unregistered or

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 from tqdm import tqdm
 
+from endpoint.command_errors import CommandError
 from engine.stream import BATCH_MEDIA_TYPE, parse_timestamp
 
 
@@ -48,6 +49,13 @@ def batches(path: Path, batch_ms: int) -> Iterator[tuple[int, list[str], int]]:
 
 
 def replay(args: argparse.Namespace) -> int:
+    try:
+        return _replay(args)
+    except httpx.TransportError as exc:  # nothing listens there, or the connection broke
+        raise CommandError(f"cannot reach the server at {exc.request.url}: {exc}") from None
+
+
+def _replay(args: argparse.Namespace) -> int:
     path = Path(args.file)
     url = f"{args.server.rstrip('/')}/streams/{args.stream}"
     headers = {"Content-Type": BATCH_MEDIA_TYPE}
@@ -57,7 +65,7 @@ def replay(args: argparse.Namespace) -> int:
     start_ts = None
     sent_triples = 0
     with httpx.Client(timeout=60.0) as client, tqdm(unit=" triples", desc=f"replay → {args.stream}",
-                                                     disable=args.quiet) as bar:
+                                                     disable=args.quiet, delay=1.0) as bar:
         for first, lines, triples in batches(path, args.batch_ms):
             if start_ts is None:
                 start_ts = first

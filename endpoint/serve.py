@@ -32,6 +32,7 @@ from endpoint.log_format import LOG_FORMATS, configure_logging
 from endpoint.settings import Settings
 from endpoint.shutdown import CloseOnce, serve_until_stopped
 from engine.api import Store
+from engine.rdf import RdfSyntaxError
 
 log = logging.getLogger("rivulet.endpoint")
 
@@ -170,8 +171,12 @@ def build_store(args: argparse.Namespace) -> tuple[Store, Path | None]:
     if directory is not None:
         store = Store.open(directory)
         for path in files:
-            count = store.load(path)
-            log.info("loaded %d triples from %s", count, path)
+            before = len(store)
+            try:
+                read = store.load(path)
+            except (RdfSyntaxError, OSError) as exc:
+                raise SystemExit(f"rivulet serve: could not load the data: {path}: {exc}") from None
+            log.info("loaded %d triples (%d statements read) from %s", len(store) - before, read, path)
     elif files:
         directory = Path(tempfile.mkdtemp(prefix="rivulet-store-")) / "store"
         atexit.register(shutil.rmtree, directory.parent, True)

@@ -66,8 +66,8 @@ def _write(event: WindowEvent) -> str:
             "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
             "windows": _windows(event),
             "error": {"reason": event.error.reason, "message": event.error.message},
-            "closed_at_ms": round(event.closed_at * 1000, 3),
-            "reported_at_ms": round(event.reported_at * 1000, 3),
+            "closed_at_ms": round(event.closed_at * 1000),
+            "reported_at_ms": round(event.reported_at * 1000),
         }).decode()
     head = orjson.dumps(
         {
@@ -76,8 +76,8 @@ def _write(event: WindowEvent) -> str:
             "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
             "windows": _windows(event),
             "rows": len(event.triples) if event.form == "CONSTRUCT" else len(event.rows),
-            "closed_at_ms": round(event.closed_at * 1000, 3),
-            "reported_at_ms": round(event.reported_at * 1000, 3),
+            "closed_at_ms": round(event.closed_at * 1000),
+            "reported_at_ms": round(event.reported_at * 1000),
         }
     )
     # no newline inside: an SSE data field is one line

@@ -40,8 +40,8 @@ class Window:
     sequence: int
     start_ms: int
     end_ms: int
-    closed_at_ms: float
-    reported_at_ms: float
+    closed_at_ms: int
+    reported_at_ms: int
     variables: list[str]
     bindings: list[dict] = field(default_factory=list)
     boolean: bool | None = None
@@ -56,8 +56,8 @@ class Window:
             sequence=int(data["sequence"]),
             start_ms=int(data["window"]["start_ms"]),
             end_ms=int(data["window"]["end_ms"]),
-            closed_at_ms=float(data.get("closed_at_ms", 0.0)),
-            reported_at_ms=float(data.get("reported_at_ms", 0.0)),
+            closed_at_ms=int(data.get("closed_at_ms", 0)),
+            reported_at_ms=int(data.get("reported_at_ms", 0)),
             variables=list(results.get("head", {}).get("vars", [])),
             bindings=list(results.get("results", {}).get("bindings", [])),
             boolean=results.get("boolean"),

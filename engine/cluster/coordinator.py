@@ -92,10 +92,17 @@ def _in_place_reads(calls: ShardCalls, infos: list[dict], transport: str) -> InP
     regions = {info["shard"]: info.get("regions", {}) for info in infos}
     first = np.zeros(1, dtype=np.int64)
     probe = {k: [Slices(name, first, first + 1)] for k, names in regions.items() for name in list(names)[:1]}
-    read_latency = measure(lambda: reader.gather(probe)) if probe else float("inf")
+    if probe:
+        read_latency = measure(lambda: reader.gather(probe))
+    else:  # the shards opened no loaded store: no array to read in place, so nothing to time
+        read_latency = float("inf")
     fork_latency = measure(lambda: calls.fork({k: ("ping", ()) for k in range(calls.shards)}))
-    log.info("in-place read round trip %.0f us (%s), fork-join call %.0f us (ray)", read_latency * 1e6,
-             reader.name, fork_latency * 1e6)
+    if probe:
+        log.info("in-place read round trip %.0f us (%s), fork-join call %.0f us (ray)", read_latency * 1e6,
+                 reader.name, fork_latency * 1e6)
+    else:
+        log.info("in-place reads: none (no store was loaded into the shards: written data is read by "
+                 "fork-join), fork-join call %.0f us (ray)", fork_latency * 1e6)
     return InPlaceReads(reader, calls.shards, regions, read_latency, fork_latency,
                         lambda: {info["shard"]: info["addresses"] for info in calls.info()},
                         chosen=transport != "auto")

@@ -15,6 +15,7 @@ acknowledged. Calls that meet a dead or restarting actor raise
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from engine.cluster.store_identity import check_shards, store_id
 log = logging.getLogger("rivulet.cluster")
 
 NAMESPACE = "rivulet"
+#: the name of a shard actor of the store a command line coordinator serves
+_SHARD_NAME = re.compile(r"rivulet-shard-\d+")
 #: how often Ray restarts a shard's process before giving up (-1: always)
 MAX_RESTARTS = -1
 #: seconds a call waits for a shard before calling it unavailable
@@ -75,6 +78,19 @@ def start_shards(shards: int, data_dir: str, store_dir: str | None, sync: bool =
               .remote(k, shards, data_dir, store_dir, sync, checkpoint_mb, in_place)
               for k in range(shards)]
     return actors
+
+
+def remove_shard_actors() -> list[str]:
+    """Kill the shard actors of the Ray cluster this process is connected to
+    (named ``rivulet-shard-<k>`` in the ``rivulet`` namespace), which outlive
+    their coordinator on purpose; returns their names. Their data stays in the
+    data directory, and a coordinator started later creates them again."""
+    names = sorted((name for name in ray.util.list_named_actors(all_namespaces=True)
+                    if name["namespace"] == NAMESPACE and _SHARD_NAME.fullmatch(name["name"])),
+                   key=lambda name: int(name["name"].rsplit("-", 1)[1]))
+    for name in names:
+        ray.kill(ray.get_actor(name["name"], namespace=NAMESPACE), no_restart=True)
+    return [name["name"] for name in names]
 
 
 class RayShardCalls:

@@ -193,6 +193,7 @@ class DataDirectory:
         engine = StreamEngine(store, **(engine_options or {}))
         replayed, carried, last_lsn = _recover(catalog, store, engine, path / "wal", checkpoint_lsn, later,
                                                keeps_store, mapped)
+        engine.reset_counters()  # the replay counted its batches and windows: this process starts at 0
         if last is not None:
             catalog.forget_checkpoints_before(last.lsn)  # a crash may have come before a checkpoint's cleanup
         with removal_allowed(path) as allowed:  # unless a backup is copying: then the next checkpoint

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.rdf import SpelledQuads, canonical_nquads, split_nquads
+from engine.rdf import RdfSyntaxError, SpelledQuads, canonical_nquads, split_nquads
 from engine.store import CompactTermDictionary, triples_by_graph
 from engine.store.csr import build_adjacency
 from engine.store.layout import DIRECTIONS, TERMS, Manifest, adjacency_dir
@@ -30,8 +30,16 @@ def build_store_directory(files: list[Path], target: Path, shards: int = 1) -> M
     graphs) into a new store directory ``target`` of ``shards`` vertex
     partitions. Written beside the target and renamed into place, so a
     failed load leaves nothing behind."""
-    parsed = (split_nquads(canonical_nquads(path)) for path in files)
+    parsed = (_statements(path) for path in files)
     return write_store_directory(parsed, target, [str(f) for f in files], shards)
+
+
+def _statements(path: Path) -> SpelledQuads:
+    """A file's statements; a syntax error says which file, then where in it."""
+    try:
+        return split_nquads(canonical_nquads(path))
+    except RdfSyntaxError as exc:
+        raise RdfSyntaxError(f"{path}: {exc}") from None
 
 
 def write_store_directory(parts: Iterable[SpelledQuads], target: Path, sources: list[str],

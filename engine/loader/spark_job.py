@@ -33,6 +33,7 @@ from engine.loader.dictionary_build import MAX_SAMPLES, Counters, build_dictiona
 from engine.loader.parse_lines import BAD_LINE_MARK, ERROR_MARK, LoadError, locate_line
 from engine.loader.progress import Progress
 from engine.loader.shard_build import build_shards
+from engine.loader.spark_log import new_log, stderr_to
 from engine.store.layout import TERMS, Manifest
 
 DEFAULT_MASTER = "local[*]"
@@ -106,13 +107,28 @@ def spark_session(master: str, conf: dict[str, str]):
         settings["spark.driver.memory"] = "4g"
     for key, value in {**settings, **conf}.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark_log = new_log()
+    try:
+        with stderr_to(spark_log):  # the JVM started here writes its log there, not on the terminal
+            spark = builder.getOrCreate()
+    except Exception as exc:
+        raise LoadError(f"Spark did not start ({exc}); its log: {spark_log}") from None
     if not local:
         spark.sparkContext.addPyFile(_engine_zip())
+    keep_log = False
     try:
         yield spark
+    except LoadError:  # a message of its own (a bad line, a missing file): the log adds nothing
+        raise
+    except BaseException:
+        keep_log = True
+        raise
     finally:
         spark.stop()
+        if keep_log:
+            print(f"rivulet load: Spark's log is in {spark_log}", file=sys.stderr)
+        else:
+            spark_log.unlink(missing_ok=True)
 
 
 def _engine_zip() -> str:

@@ -102,6 +102,10 @@ class StreamState:
             self.last_arrival = now
         self._recent.append((now, triples))
 
+    def clear_rate(self) -> None:
+        """Forget the arrivals :meth:`rate` averages (those a recovery replayed)."""
+        self._recent.clear()
+
     def rate(self, horizon_s: float = 10.0) -> float:
         """Triples per second over the last ``horizon_s`` seconds of arrivals."""
         now = time.time()

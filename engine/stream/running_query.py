@@ -361,7 +361,7 @@ class RunningQuery:
             return None
         return {"sequence": event.sequence, "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
                 "reason": event.error.reason, "message": event.error.message,
-                "reported_at_ms": round(event.reported_at * 1000, 3)}
+                "reported_at_ms": round(event.reported_at * 1000)}
 
     def to_json(self) -> dict:
         spec = self.spec

@@ -75,6 +75,7 @@ from engine.stream.spelled_batch import SpelledBatch
 from engine.stream.stream_names import derived_name
 from engine.stream.subscription import DEFAULT_CAPACITY, Subscription
 from engine.stream.transient import StreamLog, TransientLog
+from engine.stream.window_stats import WindowStats
 
 log = logging.getLogger("rivulet.streams")
 
@@ -293,7 +294,8 @@ class StreamEngine:
             events, triples = self._ingest(state, stamped, received, absorb=absorb, batch=position)
             summary = {
                 "stream": name,
-                "items": len(stamped),
+                # a heartbeat (a timestamp alone) moves the watermark but is no item
+                "items": int(np.count_nonzero(stamped.counts)),
                 "triples": triples,
                 "watermark_ms": state.watermark,
                 "windows_fired": len(events),
@@ -596,6 +598,23 @@ class StreamEngine:
                         target.definition.name, target.watermark)
             return
         self._absorb(target, SpelledBatch.of_items([(event.end_ms, event.triples)]))
+
+    # ------------------------------------------------------------ monitoring
+    def reset_counters(self) -> None:
+        """Zero what monitoring counts: each stream's items, triples and late
+        items, each query's windows reported and failed and their timings. A
+        recovery replays the logged batches through :meth:`ingest`, which
+        counts them again; called once it is done, so that counters count
+        what this process received, from 0, as a restarted Prometheus target's
+        do (the windows' sequence numbers, the streams' watermarks and each
+        query's last failed window go on)."""
+        with self._lock:
+            for state in self.streams.values():
+                state.items = state.triples = state.late_items = 0
+                state.clear_rate()
+            for running in self.queries.values():
+                running.failures.clear()  # the last failed window stays known: its event is retained
+                running.stats = WindowStats()
 
     # --------------------------------------------------------------- reclaim
     def _reclaim(self) -> None:

@@ -1,6 +1,9 @@
-// A small two-scale chart, drawn as inline SVG: bars for the rows of each
-// window (left scale) and a line for the delay from window close to arrival
-// in the browser (right scale). The last WINDOWS windows are shown.
+// Two small charts, drawn as inline SVG. The first has two scales: bars for
+// the rows of each window (left scale) and a line for the delay from window
+// close to arrival in the browser (right scale). The second follows the values of one numeric
+// column of the results, a line per row label. The last WINDOWS windows are shown.
+
+import { escapeHtml } from "./sparql-syntax.js";
 
 const WINDOWS = 30;
 const W = 360;
@@ -49,4 +52,48 @@ export function drawChart(svg, points) {
 function niceCeiling(v) {
   const power = 10 ** Math.floor(Math.log10(v));
   return [1, 2, 5, 10].map((m) => m * power).find((c) => c >= v);
+}
+
+const SERIES_SHOWN = 8;
+
+/**
+ * Draw the values of one numeric result column over the windows into the
+ * <svg> `svg`: one line per series (`series`, a Map from a row's label, the
+ * value of its first other column, to `[{sequence, value}]`, oldest first),
+ * over the last WINDOWS windows, with a legend. `variable` names the column.
+ */
+export function drawValues(svg, series, variable) {
+  const pad = { ...PAD, right: 90 }; // room for the legend
+  const lines = [...series.entries()].slice(0, SERIES_SHOWN);
+  const last = Math.max(0, ...lines.flatMap(([, points]) => points.map((p) => p.sequence)));
+  const first = Math.max(1, last - WINDOWS + 1);
+  const shown = lines.map(([label, points]) => [label, points.filter((p) => p.sequence >= first)]);
+  const values = shown.flatMap(([, points]) => points.map((p) => p.value));
+  const low = Math.min(0, ...values);
+  const high = values.length ? Math.max(...values) : 1;
+  const top = high > low ? high : low + 1;
+  const plotW = W - pad.left - pad.right;
+  const plotH = H - pad.top - pad.bottom;
+  const slot = plotW / WINDOWS;
+  const x = (sequence) => pad.left + (sequence - first) * slot + slot / 2;
+  const y = (v) => pad.top + plotH * (1 - (v - low) / (top - low));
+  const bottom = pad.top + plotH;
+  const drawn = shown.map(([label, points], i) => {
+    const title = (p) => `<title>${escapeHtml(label)}, window ${p.sequence}: ${p.value}</title>`;
+    return `<polyline class="series series-${i}" data-label="${escapeHtml(label)}" points="${points.map((p) => `${x(p.sequence)},${y(p.value)}`).join(" ")}"/>`
+      + points.map((p) => `<circle class="series-dot series-${i}" cx="${x(p.sequence)}" cy="${y(p.value)}" r="2">${title(p)}</circle>`).join("")
+      + `<text class="label legend series-${i}" x="${W - pad.right + 4}" y="${pad.top + 8 + i * 11}">${escapeHtml(label.slice(0, 14))}</text>`;
+  }).join("");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.innerHTML = `
+    <line class="axis" x1="${pad.left}" y1="${bottom}" x2="${W - pad.right}" y2="${bottom}"/>
+    <line class="axis" x1="${pad.left}" y1="${pad.top}" x2="${pad.left}" y2="${bottom}"/>
+    <text class="label" x="${pad.left - 4}" y="${pad.top + 4}" text-anchor="end">${formatValue(top)}</text>
+    <text class="label" x="${pad.left - 4}" y="${bottom}" text-anchor="end">${formatValue(low)}</text>
+    <text class="label" x="${pad.left}" y="${H - 4}">?${escapeHtml(variable)} per window</text>
+    ${drawn}`;
+}
+
+function formatValue(v) {
+  return Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 0.01) ? v.toExponential(1) : String(Math.round(v * 100) / 100);
 }

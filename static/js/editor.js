@@ -5,8 +5,13 @@
 import { highlight } from "./sparql-syntax.js";
 
 export class Editor {
-  /** `root` holds a textarea, a pre.editor-highlight and an ol.editor-gutter. */
-  constructor(root, { onRun }) {
+  /**
+   * `root` holds a textarea, a pre.editor-highlight and an ol.editor-gutter.
+   * `complete(partial)` gives the one prefix (`{name, iri}`) whose name
+   * completes the word before the caret (Tab then writes `name:` and declares
+   * the prefix at the top), or null (Tab indents).
+   */
+  constructor(root, { onRun, complete = () => null }) {
     this.textarea = root.querySelector("textarea");
     this.view = root.querySelector(".editor-highlight");
     this.gutter = root.querySelector(".editor-gutter");
@@ -18,9 +23,17 @@ export class Editor {
         event.preventDefault();
         onRun();
       } else if (event.key === "Tab" && !event.shiftKey && !event.altKey) {
-        // indent instead of leaving the editor; Shift+Tab still moves focus on
+        // complete a prefix name, or indent instead of leaving the editor; Shift+Tab still moves focus on
         event.preventDefault();
-        this.textarea.setRangeText("  ", this.textarea.selectionStart, this.textarea.selectionEnd, "end");
+        const { selectionStart: at, selectionEnd } = this.textarea;
+        const partial = at === selectionEnd ? /(?:^|[\s({.;,])([\p{L}][\p{L}\p{N}_-]*)$/u.exec(this.textarea.value.slice(0, at)) : null;
+        const prefix = partial ? complete(partial[1]) : null;
+        if (prefix) {
+          this.textarea.setRangeText(`${prefix.name}:`, at - partial[1].length, at, "end");
+          this.addPrefix(prefix.name, prefix.iri);
+        } else {
+          this.textarea.setRangeText("  ", at, selectionEnd, "end");
+        }
         this.render();
       }
     });

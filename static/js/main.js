@@ -17,14 +17,18 @@ WHERE { ?s ?p ?o }
 LIMIT 100
 `;
 
-const editor = new Editor($("editor"), { onRun: run });
+const editor = new Editor($("editor"), { onRun: run, complete: completePrefix });
 const live = new Map(); // query name -> LiveQuery
 let lastQuery = null; // the text whose results are shown, for the downloads
+let running = null; // the AbortController of the request under way
+/** The file name extension of each download format. */
+const EXTENSIONS = { csv: "csv", tsv: "tsv", json: "json", turtle: "ttl", nt: "nt", jsonld: "jsonld" };
 
 editor.text = history.load()[0]?.text ?? DEFAULT_QUERY;
 $("token").value = token() ?? "";
 $("token").addEventListener("input", (event) => setToken(event.target.value.trim()));
 $("run").addEventListener("click", run);
+$("cancel").addEventListener("click", () => running?.abort());
 drawHistory(history.load());
 drawPrefixes();
 prefixes.discover().then(drawPrefixes, (error) => console.warn("prefix discovery failed:", error));
@@ -61,36 +65,60 @@ for (const button of $("downloads").querySelectorAll("[data-format]")) {
 }
 
 async function run() {
+  if (!editor.text.trim() || running) return;
+  // prefixes the text uses without declaring them, but which the chips offer: declared for it
+  const added = prefixes.undeclared(editor.text);
+  for (const p of added) editor.addPrefix(p.name, p.iri);
   const text = editor.text;
-  if (!text.trim()) return;
+  const declared = added.length ? ` Declared ${added.map((p) => `${p.name}:`).join(", ")} for it.` : "";
   const kind = requestKind(text);
+  running = new AbortController();
   setBusy(true);
   clearError();
+  // a note on screen (a failure, a registration) belongs to the last request, not to this one
+  if (lastQuery === null) showResults(null, null, "Running…");
   const started = performance.now();
   const took = () => `${Math.round(performance.now() - started)} ms`;
   try {
     if (kind === "registration") {
-      const description = await register(text);
-      setStatus(`Registered continuous query ${description.name} (${took()}).`);
+      const description = await register(text, running.signal);
+      showResults(null, null, `Registered continuous query ${description.name}: its windows show below,`
+        + " under Live continuous queries.");
+      setStatus(`Registered continuous query ${description.name} (${took()}).${declared}`);
       openLive(description.name, text);
       panel.poll();
     } else if (kind === "update") {
-      await runUpdate(text);
+      await runUpdate(text, running.signal);
       showResults(null, null, "Update applied.");
-      setStatus(`Update applied in ${took()}.`);
+      setStatus(`Update applied in ${took()}.${declared}`);
     } else {
-      const answer = await runQuery(text);
+      const answer = await runQuery(text, running.signal);
       showResults(answer, text);
-      setStatus(summary(answer) + ` in ${took()}.`);
+      setStatus(summary(answer) + ` in ${took()}.${declared}`);
     }
     drawHistory(history.remember(text));
   } catch (error) {
-    setStatus("");
-    showNoResults();
-    showError(error);
+    if (error.name === "AbortError") {
+      setStatus(`Cancelled after ${took()}.`);
+      showResults(null, null, kind === "update"
+        ? "Cancelled: no answer. An update the server had already received may still be applied."
+        : "Cancelled: no answer.");
+    } else {
+      setStatus("");
+      showNoResults();
+      showError(error);
+    }
   } finally {
+    running = null;
     setBusy(false);
   }
+}
+
+/** The one known prefix whose name completes `partial` (or is it), else null. */
+function completePrefix(partial) {
+  const names = prefixes.completions(partial);
+  const name = names.length === 1 || names[0] === partial ? names[0] : null;
+  return name ? prefixes.known.find((p) => p.name === name) : null;
 }
 
 function summary(answer) {
@@ -109,8 +137,10 @@ function summary(answer) {
  */
 function showResults(answer, text = null, note = "") {
   const area = $("results");
-  lastQuery = answer && answer.kind !== "graph" ? text : null;
+  lastQuery = answer ? text : null;
   $("downloads").hidden = lastQuery === null;
+  const offered = answer?.kind === "graph" ? "graph" : "table"; // a CONSTRUCT's triples, or a table's rows
+  for (const button of $("downloads").querySelectorAll("[data-for]")) button.hidden = button.dataset.for !== offered;
   if (!answer) {
     area.innerHTML = `<p class="hint">${escapeHtml(note)}</p>`;
     return;
@@ -128,7 +158,7 @@ async function download(format) {
     const blob = await resultsAs(lastQuery, format);
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
-    link.download = `results.${format}`;
+    link.download = `results.${EXTENSIONS[format] ?? format}`;
     link.click();
     setTimeout(() => URL.revokeObjectURL(link.href), 10000);
   } catch (error) {
@@ -177,6 +207,7 @@ function setStatus(text) { $("status").textContent = text; }
 
 function setBusy(busy) {
   $("run").disabled = busy;
+  $("cancel").hidden = !busy;
   if (busy) setStatus("Running…");
 }
 

@@ -57,6 +57,23 @@ export function declaredIn(text) {
 }
 
 /**
+ * The known prefixes (`[{name, iri}]`) that `text` uses in prefixed names
+ * without declaring them: a query that uses `rivers:` with its chip on screen
+ * gets the declaration instead of a 400.
+ */
+export function undeclared(text) {
+  const declared = new Set(declaredIn(text).map((p) => p.name));
+  const used = new Set(tokenize(text).filter((t) => t.type === "pname").map((t) => t.text.split(":")[0]));
+  return known.filter((p) => used.has(p.name) && !declared.has(p.name));
+}
+
+/** The known prefix names that start with `partial`, shortest first. */
+export function completions(partial) {
+  return known.map((p) => p.name).filter((name) => name.startsWith(partial))
+    .sort((a, b) => a.length - b.length || a.localeCompare(b));
+}
+
+/**
  * `prefix:local` for an IRI under one of `prefixes` (the longest namespace
  * wins, the earlier entry on a tie), else null.
  */

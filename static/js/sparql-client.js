@@ -29,7 +29,7 @@ export function setToken(value) {
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
-async function send(url, init) {
+async function send(url, init = {}) {
   const bearer = token();
   if (bearer) init = { ...init, headers: { ...(init.headers ?? {}), Authorization: `Bearer ${bearer}` } };
   const response = await fetch(url, init);
@@ -41,12 +41,16 @@ async function send(url, init) {
 // both lets the server pick by the query's form, so the console needs no parser
 const QUERY_ACCEPT = "application/sparql-results+json, text/turtle;q=0.9";
 
-/** Run a query: `{kind: "table"|"boolean", json}` or `{kind: "graph", turtle}`. */
-export async function runQuery(text) {
+/**
+ * Run a query: `{kind: "table"|"boolean", json}` or `{kind: "graph", turtle}`.
+ * Aborting `signal` closes the connection, and the server stops the query.
+ */
+export async function runQuery(text, signal = undefined) {
   const response = await send("sparql", {
     method: "POST",
     headers: { "Content-Type": "application/sparql-query", Accept: QUERY_ACCEPT },
     body: text,
+    signal,
   });
   if ((response.headers.get("Content-Type") ?? "").startsWith("text/turtle")) {
     return { kind: "graph", turtle: await response.text() };
@@ -65,24 +69,30 @@ export async function selectJson(text) {
   return response.json();
 }
 
-export async function runUpdate(text) {
-  await send("sparql", { method: "POST", headers: { "Content-Type": "application/sparql-update" }, body: text });
+export async function runUpdate(text, signal = undefined) {
+  await send("sparql", { method: "POST", headers: { "Content-Type": "application/sparql-update" }, body: text, signal });
 }
 
-/** The query's results in a named format (`csv`, `tsv`, `json`, `turtle`, ...) as a Blob. */
+/** The query's results in a named format (`csv`, `tsv`, `json`, `turtle`, `nt`, `jsonld`, ...) as a Blob. */
 export async function resultsAs(text, format) {
   const response = await send("sparql", { method: "POST", body: new URLSearchParams({ query: text, format }) });
   return response.blob();
 }
 
 /** Register a continuous query; resolves to its description (`name`, `windows`, ...). */
-export async function register(text) {
+export async function register(text, signal = undefined) {
   const response = await send("queries", {
     method: "POST",
     headers: { "Content-Type": "application/sparql-query" },
     body: text,
+    signal,
   });
   return response.json();
+}
+
+/** A registered query's description (`windows_reported`, `next_window_close`, ...). */
+export async function describeQuery(name) {
+  return (await send(`queries/${encodeURIComponent(name)}`, {})).json();
 }
 
 export async function unregister(name) {
@@ -102,6 +112,8 @@ export async function listQueries() {
   return (await (await send("queries")).json()).queries;
 }
 
-export function eventsUrl(name) {
-  return `queries/${encodeURIComponent(name)}/events`;
+/** The query's event stream; with `after`, it starts with the windows after that sequence number. */
+export function eventsUrl(name, after = null) {
+  const url = `queries/${encodeURIComponent(name)}/events`;
+  return after === null ? url : `${url}?last_event_id=${after}`;
 }

@@ -93,7 +93,8 @@ def test_updates_ask_and_construct_each_get_their_view(page):
     turtle = page.locator("#results pre.turtle")
     expect(turtle).to_contain_text("gauge-dresden")
     expect(turtle.locator(".tok-keyword").first).to_have_text("@prefix")
-    expect(page.locator("#downloads")).to_be_hidden()  # CSV, TSV, JSON are for tables only
+    expect(page.locator("#downloads [data-format=csv]")).to_be_hidden()  # CSV, TSV, JSON are for tables only
+    expect(page.locator("#downloads [data-format=turtle]")).to_be_visible()
 
 
 def test_a_syntax_error_shows_and_marks_its_line_and_column(page, shot):

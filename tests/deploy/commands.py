@@ -29,7 +29,8 @@ from endpoint.cli import build_parser
 
 _COMPOSE_VARIABLE = re.compile(r"\$(?:(\$)|\{([^}]*)\}|([A-Za-z_]\w*))")
 _SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
-_KUBERNETES_VARIABLE = re.compile(r"\$(\$?)\(([A-Za-z_][\w.-]*)\)")
+#: ``$$`` (a ``$`` written as such) or ``$(NAME)`` (a reference), as Kubernetes reads them
+_KUBERNETES_VARIABLE = re.compile(r"\$(\$|\(([^)]*)\))")
 #: the shell keywords around simple commands (before them, or alone), which are not commands
 _SHELL_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "exec", "!"}
 _SHELL_SEPARATORS = {";", "&&", "||", "|", "&", "(", ")"}
@@ -72,11 +73,11 @@ def compose_interpolate(node: Any, env: Mapping[str, str]) -> Any:
 
 
 def kubernetes_expand(words: list[str], env: Mapping[str, str]) -> list[str]:
-    """``$(VAR)`` replaced by the container's variable; ``$$(VAR)`` is a literal ``$(VAR)``,
-    and an undefined reference stays as written (Kubernetes' rules)."""
+    """``$(VAR)`` replaced by the container's variable; ``$$`` is a ``$`` (so ``$$(VAR)`` is a
+    literal ``$(VAR)``), and an undefined reference stays as written (Kubernetes' rules)."""
     def substitute(match: re.Match) -> str:
-        if match[1]:
-            return f"$({match[2]})"
+        if match[1] == "$":
+            return "$"
         return env.get(match[2], match[0])
 
     return [_KUBERNETES_VARIABLE.sub(substitute, word) for word in words]

@@ -101,6 +101,17 @@ def kubernetes_all() -> list[dict[str, Any]]:
     return list(_kubernetes_documents())
 
 
+def kubernetes_named(kind: str, name: str) -> dict[str, Any]:
+    """The one Kubernetes object of that kind and name in deploy/kubernetes/."""
+    (found,) = [document for document in kubernetes(kind) if document["metadata"]["name"] == name]
+    return found
+
+
+def runs_the_image(container: dict[str, Any]) -> bool:
+    """Whether a container runs the Rivulet image (the catalog's runs PostgreSQL's)."""
+    return container["image"].split(":")[0] == "rivulet"
+
+
 def container_environment(container: dict[str, Any]) -> dict[str, str]:
     """The variables a StatefulSet container gets from ConfigMaps (envFrom) and literal ``env``
     values; variables from Secrets are named with a placeholder value."""
@@ -138,7 +149,7 @@ def commands() -> list[Command]:
         env = {**built.env, **service.get("environment", {})}
         found += [Command(f"compose service {name}", line, env) for line in rivulet_commands(argv, env)]
     for workload in kubernetes("StatefulSet"):
-        for container in workload["spec"]["template"]["spec"]["containers"]:
+        for container in filter(runs_the_image, workload["spec"]["template"]["spec"]["containers"]):
             env = {**built.env, **container_environment(container)}
             overrides = container.get("command"), container.get("args")
             argv = kubernetes_expand(container_argv(built.entrypoint, built.cmd, *overrides), env)

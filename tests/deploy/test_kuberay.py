@@ -347,7 +347,7 @@ def test_every_container_runs_the_project_image():
     version = tomllib.loads((manifests.REPO / "pyproject.toml").read_text())["project"]["version"]
     image = f"rivulet:{version}"
     assert f"-t {image} " in manifests.CONTAINERFILE.read_text(), "the Containerfile builds another tag"
-    (statefulset,) = manifests.kubernetes("StatefulSet")
+    statefulset = manifests.kubernetes_named("StatefulSet", "rivulet")
     assert statefulset["spec"]["template"]["spec"]["containers"][0]["image"] == image
     for kind, container in _all_containers():
         assert container["image"] == image, (kind, container["name"])

@@ -64,8 +64,7 @@ def _container_port(mapping: str) -> int:
 
 
 def _statefulset() -> dict:
-    (workload,) = manifests.kubernetes("StatefulSet")
-    return workload
+    return manifests.kubernetes_named("StatefulSet", "rivulet")
 
 
 def _container() -> dict:
@@ -134,8 +133,9 @@ def test_every_place_names_the_same_port():
     assert [p["containerPort"] for p in container["ports"]] == [port]
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         assert _named_port(container[probe]["httpGet"]["port"]) == port, probe
-    (service,) = manifests.kubernetes("Service")
-    assert [_named_port(p["targetPort"]) for p in service["spec"]["ports"]] == [port]
+    for name in ("rivulet", "rivulet-headless"):
+        service = manifests.kubernetes_named("Service", name)
+        assert [_named_port(p["targetPort"]) for p in service["spec"]["ports"]] == [port], name
 
 
 # --------------------------------------------------------------------- probes
@@ -309,9 +309,9 @@ def test_kubernetes_objects_fit_together():
     assert spec["replicas"] == 1, "writes, streams and queries live in one process, with one catalog"
     labels = spec["template"]["metadata"]["labels"]
     assert spec["selector"]["matchLabels"].items() <= labels.items()
-    (service,) = manifests.kubernetes("Service")
+    service = manifests.kubernetes_named("Service", "rivulet")
     assert service["spec"]["selector"].items() <= labels.items()
-    assert spec["serviceName"] == service["metadata"]["name"]
+    assert spec["serviceName"] != service["metadata"]["name"], "clients' Service is not the headless one"
     resources = _container()["resources"]
     for bound in ("requests", "limits"):
         assert {"cpu", "memory"} <= set(resources[bound]), bound
@@ -335,7 +335,7 @@ def test_kubernetes_secrets_feed_the_variables_the_server_reads_and_the_docs_cre
     assert set(secrets) == {TOKEN_VARIABLE, CATALOG_VARIABLE}
     docs = manifests.DOCS.read_text()
     for reference in secrets.values():
-        shown = rf"kubectl create secret generic {reference['name']}\b(?:[^\n]*\\\n)*[^\n]*"
+        shown = rf"kubectl create secret generic {reference['name']}(?![\w-])(?:[^\n]*\\\n)*[^\n]*"
         command = re.search(shown, docs)
         assert command, f"docs/deploy.md does not show how to create secret {reference['name']}"
         assert f"--from-literal={reference['key']}=" in command[0], reference

@@ -29,11 +29,13 @@ class RivuletProcess:
     would stall the server). ``open_files``: the process's limit of open
     file descriptors (RLIMIT_NOFILE), when given. ``module``: the module run
     with ``python -m`` (the CLI, or a test's wrapper of it that injects a
-    fault), with ``env`` added to the environment."""
+    fault); ``environment``: the process's variables instead of this one's,
+    with ``env`` added to them."""
 
     def __init__(self, *options: str, command: tuple[str, ...] = ("serve",),
                  open_files: int | None = None, module: str = "endpoint.cli",
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, environment: dict[str, str] | None = None) -> None:
+        base = os.environ if environment is None else environment
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.stderr_lines: list[str] = []
@@ -41,7 +43,7 @@ class RivuletProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", module, *command, "--port", str(port), *options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+            env={**base, "PYTHONPATH": str(REPO), **(env or {})},
             preexec_fn=None if open_files is None else lambda: resource.setrlimit(
                 resource.RLIMIT_NOFILE, (open_files, open_files)),
         )
