@@ -103,8 +103,8 @@ def _indexed_bindings(variables: list[str], terms: np.ndarray, index: np.ndarray
     unbound = np.array([term is None for term in terms.tolist()], dtype=bool)
     spelled = np.empty(len(terms), dtype=object)  # each term's JSON, once
     wanted = np.bincount(index.ravel(), minlength=len(terms)).astype(bool) & ~unbound
-    spelled[wanted] = np.fromiter((orjson.dumps(_term_json(term)) for term in terms[wanted].tolist()),
-                                  dtype=object, count=int(wanted.sum()))
+    spelled[wanted] = np.fromiter(map(_spelled, terms[wanted].tolist()), dtype=object,
+                                  count=int(wanted.sum()))
     # per row, a piece per column ('{"v":term' in the first, ',"v":term' after) and its end
     parts = np.empty((n, width + 1), dtype=object)
     for j, variable in enumerate(variables):
@@ -125,6 +125,13 @@ def _indexed_bindings(variables: list[str], terms: np.ndarray, index: np.ndarray
                 for j, piece in enumerate(pieces + [b""] * (width - len(pieces))):
                     parts[row, j] = piece
     return b"".join(parts.ravel().tolist())
+
+
+def _spelled(term: Term) -> bytes:
+    """A term's JSON; an IRI's (most terms of a report) without making its dict."""
+    if term.__class__ is IRI:
+        return b'{"type":"uri","value":' + orjson.dumps(term.value) + b"}"
+    return orjson.dumps(_term_json(term))
 
 
 def write_boolean(value: bool) -> bytes:
