@@ -242,7 +242,7 @@ def run_query(store, peer: ox.Store | None, name: str, text: str, k: int, steps:
                 post(stream, [*items.get(stream, []), (close, [])])
             for copy, subscription in subscriptions.items():
                 events = subscription.drain()
-                received[copy] += [(e.sequence, e.end_ms, len(e.rows), e.error) for e in events]
+                received[copy] += [(e.sequence, e.end_ms, e.count, e.error) for e in events]
                 if copy == names[0]:
                     first += events
             peak = max(peak, rss_mb())

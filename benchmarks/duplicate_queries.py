@@ -95,7 +95,7 @@ def run_copies(engine, name: str, registration: Callable[[str], str], streams: S
             now = close
             closes.append(close)
             for copy, subscription in subscriptions.items():
-                received[copy].extend((e.sequence, e.end_ms, len(e.rows)) for e in subscription.drain())
+                received[copy].extend((e.sequence, e.end_ms, e.count) for e in subscription.drain())
             if i >= warmup:
                 run.latency_s.append(done - fired)
                 run.step_s.append(done - started)

@@ -111,7 +111,7 @@ def _record(subscription, arrivals: dict[int, tuple[float, int]]) -> None:
     """Note when each window's event was taken from the queue, and its rows."""
     received = _clock()
     for event in subscription.drain():
-        arrivals[event.end_ms] = (received, len(event.rows))
+        arrivals[event.end_ms] = (received, event.count)
 
 
 # --------------------------------------------------------------------- HTTP

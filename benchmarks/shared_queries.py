@@ -183,7 +183,7 @@ def run_k(engine, generator: StreamGenerator, queries: Sequence[LSBenchQuery], w
             work = time.perf_counter() - started
             result.closes.append(close)
             for name, subscription in subscriptions.items():
-                result.events[name].extend((e.sequence, e.end_ms, len(e.rows)) for e in subscription.drain())
+                result.events[name].extend((e.sequence, e.end_ms, e.count) for e in subscription.drain())
             if i >= warmup:
                 result.step_s.append(work)
                 if len(result.step_s) >= MIN_TIMED_STEPS and statistics.median(result.step_s) > slow_step_s:

@@ -7,9 +7,12 @@ rows). A window whose evaluation failed is a ``window-error`` event instead
 connection): the same id and bounds, and ``error`` (``reason``, ``message``)
 in place of the answer. The data is written once per event however many
 subscribers send it: the payloads are cached per event, for as long as the
-engine retains the event.
-:func:`window_sse` gives it to sse-starlette (the Starlette application),
-:func:`sse_text` spells the whole event (the Flask blueprint).
+engine retains the event. The answer is written from the event's rows as
+positions in their distinct terms (each term's JSON spelled once, the rows
+assembled from the pieces). :func:`window_sse` gives it to sse-starlette
+(the Starlette application), :func:`sse_text` spells the whole event (the
+Flask blueprint), :func:`event_json` gives the data as bytes (for other
+sinks, such as a message broker's).
 """
 
 from __future__ import annotations
@@ -20,12 +23,16 @@ import weakref
 import orjson
 from sse_starlette.sse import ServerSentEvent
 
-from engine.sparql.results import write_boolean, write_select
+from engine.sparql.results import write_boolean, write_json_indexed
 from engine.stream import WindowEvent
+from engine.stream.reported_rows import ReportedRows
 
 #: payloads of the events still alive; read by the event loop and by WSGI threads
 _payloads: weakref.WeakKeyDictionary[WindowEvent, str] = weakref.WeakKeyDictionary()
 _payloads_lock = threading.Lock()
+
+#: the variables of a CONSTRUCT window's rows
+TRIPLE_VARIABLES = ["subject", "predicate", "object"]
 
 
 #: the SSE event types: a window's answer, and a window whose evaluation failed
@@ -45,6 +52,11 @@ def window_sse(event: WindowEvent) -> ServerSentEvent:
 def sse_text(event: WindowEvent) -> str:
     """The whole Server-Sent Event of a window, as sent on the wire."""
     return f"event: {event_type(event)}\nid: {event.sequence}\ndata: {event_payload(event)}\n\n"
+
+
+def event_json(event: WindowEvent) -> bytes:
+    """The event's data (its JSON, one line) as bytes, as an SSE carries it."""
+    return event_payload(event).encode()
 
 
 def event_payload(event: WindowEvent) -> str:
@@ -75,7 +87,7 @@ def _write(event: WindowEvent) -> str:
             "sequence": event.sequence,
             "window": {"start_ms": event.start_ms, "end_ms": event.end_ms},
             "windows": _windows(event),
-            "rows": len(event.triples) if event.form == "CONSTRUCT" else len(event.rows),
+            "rows": event.count,
             "closed_at_ms": round(event.closed_at * 1000),
             "reported_at_ms": round(event.reported_at * 1000),
         }
@@ -95,6 +107,6 @@ def results_json(event: WindowEvent) -> bytes:
     """The SPARQL 1.1 JSON results of the window (CONSTRUCT: ?s ?p ?o rows)."""
     if event.form == "ASK":
         return write_boolean("json", bool(event.boolean))
-    if event.form == "CONSTRUCT":
-        return b"".join(write_select("json", ["subject", "predicate", "object"], event.triples))
-    return b"".join(write_select("json", event.variables, event.rows))
+    variables = TRIPLE_VARIABLES if event.form == "CONSTRUCT" else event.variables
+    reported = event.reported or ReportedRows.empty(len(variables))
+    return write_json_indexed(variables, reported.terms, reported.index)

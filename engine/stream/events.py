@@ -1,8 +1,12 @@
 """What a continuous query reports for one window.
 
-An event holds decoded terms and no serialisation: the endpoint writes the
-wire format (and caches it per event, however many subscribers read it).
-Events compare by identity, so a writer can key a cache on them.
+An event holds its rows as positions in their distinct terms, decoded when
+the window was reported (:class:`~engine.stream.reported_rows.ReportedRows`),
+and no serialisation: the endpoint writes the wire format from those (each
+distinct term's JSON once) and caches it per event, however many
+subscribers read it. ``rows`` and ``triples`` give the rows as tuples of
+terms, made on first use. Events compare by identity, so a writer can key a
+cache on them.
 
 A window whose evaluation failed (over its time limit or its row budget)
 is reported too, by an event with an :class:`WindowError` and no answer:
@@ -15,8 +19,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from engine.rdf import Term
+from engine.stream.reported_rows import ReportedRows
 
 
 @dataclass(frozen=True)
@@ -57,9 +63,9 @@ class WindowEvent:
     end_ms: int
     form: str
     variables: list[str]
-    rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+    #: the rows (SELECT) or triples (CONSTRUCT) reported; None: ASK, or no answer
+    reported: ReportedRows | None = None
     boolean: bool | None = None
-    triples: list[tuple[Term, Term, Term]] = field(default_factory=list)
     #: wall-clock time (s) when the item or heartbeat that closed the window was
     #: received, and when the window's result was ready
     closed_at: float = 0.0
@@ -69,3 +75,36 @@ class WindowEvent:
     #: each stream window's bounds, in registration order (events retained by an
     #: older checkpoint have none)
     windows: tuple[WindowBounds, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """The rows (SELECT) or triples (CONSTRUCT) reported."""
+        return 0 if self.reported is None else len(self.reported)
+
+    @cached_property
+    def rows(self) -> list[tuple[Term | None, ...]]:
+        """The rows of a SELECT window as tuples of terms (made once)."""
+        return [] if self.reported is None or self.form == "CONSTRUCT" else self.reported.tuples()
+
+    @cached_property
+    def triples(self) -> list[tuple[Term, Term, Term]]:
+        """The triples a CONSTRUCT window reports (made once)."""
+        return [] if self.reported is None or self.form != "CONSTRUCT" else self.reported.tuples()
+
+    def __getstate__(self) -> dict:
+        """What a checkpoint keeps: not the tuples made from ``reported``."""
+        state = dict(self.__dict__)
+        state.pop("rows", None)
+        state.pop("triples", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """An event of an older checkpoint holds its rows or triples as tuples."""
+        state = dict(state)
+        rows, triples = state.pop("rows", None), state.pop("triples", None)
+        if "reported" not in state:
+            width = 3 if state.get("form") == "CONSTRUCT" else len(state.get("variables", []))
+            decoded = triples if state.get("form") == "CONSTRUCT" else rows
+            state["reported"] = (None if state.get("boolean") is not None or state.get("error") is not None
+                                 else ReportedRows.of_tuples(decoded or [], width))
+        self.__dict__.update(state)

@@ -16,16 +16,13 @@ its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from engine.rdf import TermDictionary
-
-#: decodes a column of IDs (or keys) into terms (None: unbound)
-Decode = Callable[[np.ndarray], list]
+from engine.stream.reported_rows import Decode, ReportedRows
 
 
 @dataclass(eq=False)
@@ -37,33 +34,37 @@ class WindowRows:
     ids: np.ndarray | None
     dictionary: TermDictionary | None = None
     decode: Decode | None = None
-    _rows: list[tuple] | None = field(default=None, repr=False)
+    _reported: ReportedRows | None = field(default=None, repr=False)
 
     @classmethod
-    def of_rows(cls, rows: list[tuple], dictionary: TermDictionary | None = None) -> WindowRows:
+    def of_reported(cls, rows: ReportedRows, dictionary: TermDictionary | None = None) -> WindowRows:
         """An answer whose rows are decoded (a window's answer kept across
         windows: its IDs may be freed by then, its terms stay)."""
-        return cls(None, dictionary, _rows=rows)
+        return cls(None, dictionary, _reported=rows)
 
     def __len__(self) -> int:
-        return len(self._rows) if self.ids is None else len(self.ids)
+        return len(self._reported) if self.ids is None else len(self.ids)
+
+    def reported(self) -> ReportedRows:
+        """The rows decoded (each distinct ID once), made once."""
+        if self._reported is None:
+            self._reported = ReportedRows.of_ids(self.ids, self.decode)
+        return self._reported
 
     def rows(self) -> list[tuple]:
-        """The rows as tuples of terms, decoded once."""
-        if self._rows is None:
-            self._rows = decode_rows(self.ids, self.decode)
-        return self._rows
+        """The rows as tuples of terms."""
+        return self.reported().tuples()
 
     def detached(self) -> WindowRows:
         """The same answer as decoded rows only, safe to keep past this window."""
-        return WindowRows.of_rows(self.rows(), self.dictionary)
+        return WindowRows.of_reported(self.reported(), self.dictionary)
 
     def take(self, start: int, end: int) -> WindowRows:
         """Rows ``[start, end)``."""
         if self.ids is None:
-            return WindowRows.of_rows(self.rows()[start:end], self.dictionary)
-        decoded = None if self._rows is None else self._rows[start:end]
-        return WindowRows(self.ids[start:end], self.dictionary, self.decode, decoded)
+            return WindowRows.of_reported(self._reported.take(slice(start, end)), self.dictionary)
+        reported = None if self._reported is None else self._reported.take(slice(start, end))
+        return WindowRows(self.ids[start:end], self.dictionary, self.decode, reported)
 
 
 def decode_rows(ids: np.ndarray, decode: Decode) -> list[tuple]:
@@ -128,20 +129,20 @@ class IdMultiset:
 
     rows: np.ndarray
     counts: np.ndarray
-    #: each row decoded (a tuple of terms), kept by a policy that reports
-    #: whole results from changes (None: not kept)
-    decoded: np.ndarray | None = None
+    #: the rows decoded, kept by a policy that reports whole results from
+    #: changes (None: not kept)
+    decoded: ReportedRows | None = None
 
     @classmethod
     def empty(cls, width: int) -> IdMultiset:
         return cls(np.zeros((0, width), dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     @classmethod
-    def of(cls, rows: np.ndarray, decoded: list[tuple] | None = None) -> IdMultiset:
+    def of(cls, rows: np.ndarray, decoded: ReportedRows | None = None) -> IdMultiset:
         """The multiset of ``rows`` (``decoded``: the rows decoded, to keep)."""
         first, group = group_rows(rows)
         counts = np.bincount(group, minlength=len(first)).astype(np.int64)
-        return cls(rows[first], counts, None if decoded is None else tuples(decoded)[first])
+        return cls(rows[first], counts, None if decoded is None else decoded.take(first))
 
     def __len__(self) -> int:
         """Rows counted with their repetitions."""
@@ -174,9 +175,4 @@ def combine(parts: list[tuple[np.ndarray, np.ndarray]], width: int
         counts[:, k] = np.bincount(group[at:at + size], weights=weights, minlength=len(first))
         at += size
     return rows[first], counts, first
-
-
-def tuples(rows: list[tuple]) -> np.ndarray:
-    """Decoded rows as a NumPy array of tuples (taken and repeated in array steps)."""
-    return np.fromiter(rows, dtype=object, count=len(rows))
 

@@ -3,7 +3,9 @@
 RSTREAM reports every row; ISTREAM the rows new since the previous window,
 DSTREAM the rows gone since then, both as multiset differences. The rows are
 compared as ID columns (:mod:`~engine.stream.id_rows`: one sort, no Python
-object per row) and only the reported ones are decoded. An ID compares as
+object per row) and only the reported ones are decoded, each distinct ID
+once, into the positions of their terms that the event carries
+(:mod:`~engine.stream.reported_rows`). An ID compares as
 its term only while it names it: the policy holds (``TermDictionary.hold``)
 the IDs of the rows it keeps, so a window-only term that the previous result
 names is not freed when its batch leaves the window, and its ID is not
@@ -29,7 +31,8 @@ import numpy as np
 
 from engine.rdf import Term, TermDictionary
 from engine.sparql.exec.query_terms import decode_repeating
-from engine.stream.id_rows import IdMultiset, WindowRows, combine, decode_rows, tuples
+from engine.stream.id_rows import IdMultiset, WindowRows, combine, decode_rows
+from engine.stream.reported_rows import ReportedRows, joined
 
 
 def shared_count(answer: WindowRows) -> IdMultiset | None:
@@ -63,22 +66,23 @@ class ReportPolicy:
         self._last_local = 0
 
     def apply(self, answer: WindowRows, counted: IdMultiset | None = None,
-              reported: dict | None = None) -> list:
+              reported: dict | None = None) -> ReportedRows:
         """The rows (or triples) to report for a window whose answer is
         ``answer``. ``counted``: its :func:`shared_count`, made once for the
         policies of several copies; ``reported``: what those policies
         reported so far, by previous result and report (the previous results
         are kept in it, so that their ``id`` stays theirs while it lives)."""
         if not self.keep_result:
-            return answer.rows()
+            return answer.reported()
         previous = self._previous_rows(answer.dictionary)
         if counted is not None:
             current = counted
         else:  # RSTREAM keeps the result for changes (incremental): with its rows decoded
-            current = IdMultiset.of(self._keys(answer), answer.rows() if self.report == "RSTREAM" else None)
+            decoded = answer.reported() if self.report == "RSTREAM" else None
+            current = IdMultiset.of(self._keys(answer), decoded)
         self._keep(current)
         if self.report == "RSTREAM":
-            delta = answer.rows()
+            delta = answer.reported()
         elif reported is not None and (id(previous), self.report) in reported:
             delta = reported[id(previous), self.report][1]
         else:
@@ -92,7 +96,7 @@ class ReportPolicy:
         return delta
 
     def apply_afresh(self, answer: WindowRows, counted: IdMultiset | None = None,
-                     reported: dict | None = None) -> list:
+                     reported: dict | None = None) -> ReportedRows:
         """As :meth:`apply`, for a window after which the query's next window is
         evaluated in full (a shared group's or a copy's evaluation): RSTREAM
         then needs no previous result, so it keeps none and holds no IDs
@@ -102,9 +106,9 @@ class ReportPolicy:
         if len(self._held) or len(self._previous.rows) or self._restored is not None:
             self._restored = None
             self.forget()
-        return answer.rows()
+        return answer.reported()
 
-    def apply_change(self, added: WindowRows, removed: WindowRows) -> list:
+    def apply_change(self, added: WindowRows, removed: WindowRows) -> ReportedRows:
         """The rows to report for a window whose answer is the previous one's
         plus ``added`` minus ``removed`` (both multisets; ``removed`` is part of
         the previous answer). Costs the change and the result's size in
@@ -116,9 +120,9 @@ class ReportPolicy:
         total = counts[:, 0] + counts[:, 1] - counts[:, 2]
         kept = total > 0
         if self.report == "RSTREAM":  # the rows kept are decoded already
-            decoded = self._decoded_rows(previous, rows, first)[kept]
+            decoded = self._decoded_rows(previous, rows, first).take(kept)
             self._keep(IdMultiset(rows[kept], total[kept], decoded))
-            delta = np.repeat(decoded, total[kept]).tolist()
+            delta = decoded.repeated(total[kept])
         else:
             self._keep(IdMultiset(rows[kept], total[kept]))
             gained, lost = counts[:, 1], counts[:, 2]
@@ -126,14 +130,14 @@ class ReportPolicy:
         self._settle()
         return delta
 
-    def unchanged(self) -> list:
+    def unchanged(self) -> ReportedRows:
         """The rows to report for a window whose answer is the previous one."""
         if self.report != "RSTREAM":
-            return []
+            return ReportedRows.empty(self.width)
         previous = self._previous
         if previous.decoded is None:
             return self._decoded(previous.rows, previous.counts)
-        return np.repeat(previous.decoded, previous.counts).tolist()
+        return previous.decoded.repeated(previous.counts)
 
     def result(self) -> WindowRows:
         """The whole answer of the last window (kept only with ``keep_result``),
@@ -253,22 +257,19 @@ class ReportPolicy:
         decode = self._dictionary.decode
         return [local[k] if k < 0 else decode(k) for k in keys.tolist()]
 
-    def _decoded_rows(self, previous: IdMultiset, rows: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """``rows`` decoded (as :func:`tuples`), where ``first`` says which are
-        rows of ``previous`` (the first ``len(previous.rows)`` positions): the
-        rows it kept decoded are taken as they are, only the others decoded."""
+    def _decoded_rows(self, previous: IdMultiset, rows: np.ndarray, first: np.ndarray) -> ReportedRows:
+        """``rows`` decoded, where ``first`` says which are rows of
+        ``previous`` (the first ``len(previous.rows)`` positions): the rows it
+        kept decoded are taken as they are, only the others decoded."""
         if previous.decoded is None:
-            return tuples(decode_rows(rows, self._decode))
+            return ReportedRows.of_ids(rows, self._decode_distinct)
         old = first < len(previous.rows)
-        decoded = np.empty(len(rows), dtype=object)
-        decoded[old] = previous.decoded[first[old]]
-        decoded[~old] = tuples(decode_rows(rows[~old], self._decode))
-        return decoded
+        new = ReportedRows.of_ids(rows[~old], self._decode_distinct)
+        return joined(previous.decoded, new, np.where(old, first, -1))
 
-    def _decoded(self, rows: np.ndarray, counts: np.ndarray) -> list[tuple]:
+    def _decoded(self, rows: np.ndarray, counts: np.ndarray) -> ReportedRows:
         """The decoded ``rows``, each repeated ``counts`` times (none if <= 0)."""
-        repeated = np.repeat(rows, np.maximum(counts, 0), axis=0)
-        return decode_rows(repeated, self._decode) if len(repeated) else []
+        return ReportedRows.of_ids(np.repeat(rows, np.maximum(counts, 0), axis=0), self._decode_distinct)
 
 
 def _among(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:

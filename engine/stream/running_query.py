@@ -151,7 +151,7 @@ class RunningQuery:
             change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
             if change is not None:
                 event = self._new_event(window.start_ms, window.end_ms, window.bounds)
-                event.rows = self.policy.apply_change(*change)
+                event.reported = self.policy.apply_change(*change)
                 self.answer = self.policy.result() if self.keep_answer else None
                 self._inputs = inputs
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
@@ -174,11 +174,7 @@ class RunningQuery:
         of the last window evaluated: its answer is that window's."""
         event = self._new_event(*self._bounds(close))
         if self.answer is None:  # the report policy holds it
-            reported = self.policy.unchanged()
-            if self.spec.query.form == "CONSTRUCT":
-                event.triples = reported
-            else:
-                event.rows = reported
+            event.reported = self.policy.unchanged()
             if self.keep_answer:
                 self.answer = self.policy.result()
         else:
@@ -237,17 +233,12 @@ class RunningQuery:
         does not keep it already (decoded: its IDs may be freed by then).
         ``afresh``: the next window is evaluated in full
         (:meth:`ReportPolicy.apply_afresh`)."""
-        form = self.spec.query.form
         if isinstance(answer, bool):
             event.boolean = answer
             self.answer = answer if self.keep_answer or self._reuses_answer else None
             return
         apply = self.policy.apply_afresh if afresh else self.policy.apply
-        reported_rows = apply(answer, counted, reported)
-        if form == "CONSTRUCT":
-            event.triples = reported_rows
-        else:
-            event.rows = reported_rows
+        event.reported = apply(answer, counted, reported)
         self.answer = (answer.detached() if self._reuses_answer else
                        answer if self.keep_answer else None)
 

@@ -55,7 +55,7 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
         ids[:, k] = solutions.column(name)[order]
     rows = WindowRows(ids, terms.dictionary, terms.decode_column)
     if all(running.policy.report == "RSTREAM" for running in group):
-        rows.rows()  # every row is reported: decoded once for the group, each distinct ID once
+        rows.reported()  # every row is reported: decoded once for the group, each distinct ID once
     elapsed_ms = (time.perf_counter() - started) * 1000 / len(group)
     return [running.report_rows(rows.take(bounds[number], bounds[number + 1]), window, closed_at, elapsed_ms)
             for number, running in enumerate(group)]

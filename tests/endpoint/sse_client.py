@@ -20,6 +20,8 @@ class SSEReader:
         if last_event_id is not None:
             self.headers["Last-Event-ID"] = last_event_id
         self.events: list[tuple[str | None, str | None, dict]] = []
+        #: each event's data as sent (the text of its data lines)
+        self.raw: list[str] = []
         self.comments: list[str] = []
         self.status: int | None = None
         self.connected = threading.Event()
@@ -56,7 +58,8 @@ class SSEReader:
                     elif line.startswith("data:"):
                         data.append(line[5:].lstrip())
                     elif line == "" and data:
-                        self.events.append((event_id, event, json.loads("\n".join(data))))
+                        self.raw.append("\n".join(data))
+                        self.events.append((event_id, event, json.loads(self.raw[-1])))
                         event_id = event = None
                         data = []
 

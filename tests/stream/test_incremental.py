@@ -199,8 +199,8 @@ def test_report_policy_from_changes_equals_from_whole_windows():
         for rows in windows:
             current = Counter(rows)
             added, removed = list((current - previous).elements()), list((previous - current).elements())
-            assert (Counter(changed.apply_change(answer(added), answer(removed)))
-                    == Counter(whole.apply(answer(rows)))), report
+            assert (Counter(changed.apply_change(answer(added), answer(removed)).tuples())
+                    == Counter(whole.apply(answer(rows)).tuples())), report
             previous = current
 
 

@@ -14,6 +14,7 @@ from engine.sparql.exec import QueryTerms
 from engine.stream import StreamDefinition, StreamEngine
 from engine.stream.id_rows import WindowRows
 from engine.stream.report_policy import ReportPolicy
+from engine.stream.reported_rows import ReportedRows
 
 EX = "http://example.org/"
 
@@ -24,8 +25,8 @@ def answer(dictionary: MemoryTermDictionary, terms: list) -> WindowRows:
     return WindowRows(ids, dictionary, dictionary.decode_many)
 
 
-def reported(rows: list[tuple]) -> Counter:
-    return Counter(row[0].value for row in rows)
+def reported(rows: ReportedRows) -> Counter:
+    return Counter(row[0].value for row in rows.tuples())
 
 
 @pytest.mark.parametrize("by_change", [False, True])
@@ -88,12 +89,12 @@ def test_computed_values_compare_as_terms():
     dictionary = MemoryTermDictionary()
     policy = ReportPolicy("ISTREAM", 1)
     assert len(policy.apply(computed(dictionary, ["1", "1"]))) == 2
-    assert [r[0].lexical for r in policy.apply(computed(dictionary, ["2", "1", "1"]))] == ["2"]
+    assert [r[0].lexical for r in policy.apply(computed(dictionary, ["2", "1", "1"])).tuples()] == ["2"]
     dictionary.encode(Literal("1"))  # the value is now in the store: it has an ID
-    assert policy.apply(computed(dictionary, ["2", "1", "1"])) == []
+    assert policy.apply(computed(dictionary, ["2", "1", "1"])).tuples() == []
     dstream = ReportPolicy("DSTREAM", 1)
     dstream.apply(computed(dictionary, ["3", "1"]))
-    assert [r[0].lexical for r in dstream.apply(computed(dictionary, ["1"]))] == ["3"]
+    assert [r[0].lexical for r in dstream.apply(computed(dictionary, ["1"])).tuples()] == ["3"]
 
 
 def test_previous_rows_round_trip_a_checkpoint():

@@ -2,7 +2,8 @@
 readers, one module per format, chosen by a short format name.
 
 Callers use :func:`write_select` (or :func:`write_select_ids` from ID
-columns), :func:`write_boolean` and :func:`read_select`; media types map
+columns; :func:`write_json_indexed` from positions in distinct terms),
+:func:`write_boolean` and :func:`read_select`; media types map
 to format names through :func:`format_for_media_type` (derived from :mod:`engine.rdf.media_types`).
 """
 
@@ -17,6 +18,7 @@ from engine.sparql.results.dispatch import (
     write_select,
     write_select_ids,
 )
+from engine.sparql.results.json_results import write_json_indexed
 
 __all__ = [
     "MEDIA_TYPES",
@@ -28,4 +30,5 @@ __all__ = [
     "write_boolean",
     "write_select",
     "write_select_ids",
+    "write_json_indexed",
 ]
