@@ -55,10 +55,16 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
         ids[:, k] = solutions.column(name)[order]
     rows = WindowRows(ids, terms.dictionary, terms.decode_column)
     if all(running.policy.report == "RSTREAM" for running in group):
-        rows.reported()  # every row is reported: decoded once for the group, each distinct ID once
+        # every row is reported: decoded once for the group (each distinct ID
+        # once) and split by query in one step
+        parts = rows.reported().split(bounds)
+        answers = [WindowRows(ids[bounds[k]:bounds[k + 1]], terms.dictionary, terms.decode_column, part)
+                   for k, part in enumerate(parts)]
+    else:
+        answers = [rows.take(bounds[k], bounds[k + 1]) for k in range(len(group))]
     elapsed_ms = (time.perf_counter() - started) * 1000 / len(group)
-    return [running.report_rows(rows.take(bounds[number], bounds[number + 1]), window, closed_at, elapsed_ms)
-            for number, running in enumerate(group)]
+    return [running.report_rows(answer, window, closed_at, elapsed_ms)
+            for answer, running in zip(answers, group, strict=True)]
 
 
 def _seeds(group: list[RunningQuery], terms: QueryTerms) -> Solutions:

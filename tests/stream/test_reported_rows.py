@@ -101,3 +101,20 @@ def test_a_row_that_binds_nothing_and_rows_of_no_variables():
     assert write_json_indexed([], empty.terms, empty.index) == row_writer([], [(), (), ()])
     none = ReportedRows.empty(2)
     assert write_json_indexed(["a", "b"], none.terms, none.index) == row_writer(["a", "b"], [])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_split_gives_each_part_what_a_take_gives_it(seed):
+    rng = random.Random(seed)
+    _, rows = random_rows(rng)
+    width = len(rows[0]) if rows else 0
+    reported = ReportedRows.of_tuples(rows, width)
+    cuts = sorted(rng.randint(0, len(rows)) for _ in range(rng.randint(0, 5)))
+    bounds = [0, *cuts, len(rows)]
+    parts = reported.split(bounds)
+    assert len(parts) == len(bounds) - 1
+    for part, start, end in zip(parts, bounds, bounds[1:], strict=False):
+        taken = reported.take(slice(start, end))
+        assert part.tuples() == taken.tuples() == rows[start:end]
+        assert part.terms.tolist() == taken.terms.tolist()  # only the terms the part names, in order
+        assert part.index.tolist() == taken.index.tolist()
