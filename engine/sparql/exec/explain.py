@@ -18,12 +18,12 @@ path or SERVICE has no estimate (None).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from engine.rdf import IRI, Term, Variable, format_term
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.mentioned import mentioned_variables
 from engine.sparql.exec.trace import Record, Trace
 from engine.sparql.plan import connected_groups, limited_bgp, merged_bgp, order_patterns, pattern_variables
 from engine.store import MemoryGraph, UnionGraph
@@ -138,7 +138,7 @@ class _Explainer:
         if self._bind_joined(node.right):
             return self._bind_join(left, node.left, node.right)  # type: ignore[arg-type]
         right = self.entry(node.right)
-        return _joined(left, right, _variables(node.left) & _variables(node.right)), {
+        return _joined(left, right, _shared(node.left, node.right)), {
             "children": [left, right]}
 
     def _bind_joined(self, right: A.Pattern) -> bool:
@@ -152,7 +152,7 @@ class _Explainer:
     def _bind_join(self, left: Entry, left_node: A.Pattern, right: A.BGP) -> tuple[float | None, Entry]:
         """A right-hand BGP continued from the left side's rows."""
         left_rows = left["estimated_rows"]
-        rows, steps = self._steps(right.triples, _variables(left_node),
+        rows, steps = self._steps(right.triples, set(mentioned_variables(left_node)),
                                   1.0 if left_rows is None else float(left_rows))  # type: ignore[arg-type]
         return (None if left_rows is None else rows), {
             "detail": "bind join: the right side's triple patterns extend the left side's rows",
@@ -166,7 +166,7 @@ class _Explainer:
                                 "side's rows")
         else:
             right = self.entry(node.right)
-            joined = _joined(left, right, _variables(node.left) & _variables(node.right))
+            joined = _joined(left, right, _shared(node.left, node.right))
             fields = {"children": [left, right]}
         left_rows = left["estimated_rows"]
         if joined is None or left_rows is None:
@@ -262,17 +262,6 @@ def _joined(left: Entry, right: Entry, shared: set[str]) -> float | None:
     return max(a, b) if shared else a * b  # type: ignore[operator]
 
 
-def _variables(node: object) -> set[str]:
-    """Every variable named in ``node`` (not inside EXISTS): what a bind join
-    continuing from it may find bound."""
-    names: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Variable):
-            names.add(item.name)
-        elif isinstance(item, tuple):
-            stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, A.ExistsExpr):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
-    return names
+def _shared(left: object, right: object) -> set[str]:
+    """The variables both sides of a join name (outside EXISTS)."""
+    return mentioned_variables(left).keys() & mentioned_variables(right).keys()

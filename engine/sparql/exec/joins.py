@@ -10,8 +10,6 @@ binds to one of its ends.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from engine.rdf import Variable
@@ -19,6 +17,7 @@ from engine.sparql import algebra as A
 from engine.sparql.exec.bgp import extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.evaluation import truth_mask
+from engine.sparql.exec.mentioned import mentioned_variables
 from engine.sparql.exec.paths import extend_through_path
 from engine.sparql.exec.service import services_of
 from engine.sparql.exec.solutions import Solutions, concat, join, join_pairs, left_outer, merge, minus
@@ -89,14 +88,5 @@ def minus_operator(node: A.Minus, cx: ExecutionContext) -> Solutions:
 
 def _pattern_vars(node) -> list[str]:
     """Variables a pattern can bind (for the columns of an empty result)."""
-    names: dict[str, None] = {}
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Variable):
-            names[item.name] = None
-        elif isinstance(item, tuple):
-            stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, A.ExistsExpr):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+    names = mentioned_variables(node)
     return [n for n in names if not n.startswith(".")] + [n for n in names if n.startswith(".")]

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
-from engine.rdf import Literal, Variable
+from engine.rdf import Literal
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
 from engine.sparql.exec.evaluation import truth_mask
+from engine.sparql.exec.mentioned import mentioned_variables
 from engine.sparql.exec.solutions import Solutions, join, merge
 from engine.sparql.expr import ExprError
 from engine.sparql.expr.geometry import ANGULAR_UNITS, LINEAR_UNITS, METRES_PER_DEGREE, geometry_of
@@ -104,7 +105,7 @@ def _sides(pattern: A.Pattern, predicates: list[SpatialPredicate]) -> tuple[A.Pa
     """Two patterns that share no variable and whose join is ``pattern``,
     with a predicate's geometries one on each side; None otherwise."""
     if isinstance(pattern, A.Join):
-        left, right = _mentioned(pattern.left), _mentioned(pattern.right)
+        left, right = set(mentioned_variables(pattern.left)), set(mentioned_variables(pattern.right))
         if left & right or not any(_split(p, left, right) for p in predicates):
             return None
         return pattern.left, pattern.right
@@ -127,22 +128,6 @@ def _split(predicate: SpatialPredicate, left: set[str], right: set[str]) -> bool
 
 def _group_variables(group: list[A.TriplePattern] | tuple[A.TriplePattern, ...]) -> set[str]:
     return {name for pattern in group for name in pattern_variables(pattern)}
-
-
-def _mentioned(pattern: A.Pattern) -> set[str]:
-    """Every variable named anywhere in ``pattern`` (more than it can bind:
-    enough to know two patterns share none)."""
-    names: set[str] = set()
-    stack: list[object] = [pattern]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Variable):
-            names.add(item.name)
-        elif isinstance(item, tuple):
-            stack.extend(item)
-        elif dataclasses.is_dataclass(item):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
-    return names
 
 
 def _candidate_pairs(predicate: SpatialPredicate, left_ids: np.ndarray, right_ids: np.ndarray,
