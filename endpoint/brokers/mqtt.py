@@ -67,6 +67,26 @@ def _client(broker: Broker, state: LinkState, manual_ack: bool, receive_maximum:
     return client, connect
 
 
+def _run(client: mqtt.Client, connect: Properties, broker: Broker, state: LinkState, role: str,
+         on_up: Callable[[mqtt.Client, object], None] | None) -> None:
+    """Connect in the background and keep the link's state: a refusal is
+    logged and kept as the reason; on every (re)connection ``on_up`` runs
+    (a source subscribes again)."""
+
+    def on_connect(client, userdata, flags, reason, properties) -> None:
+        if reason.is_failure:
+            log.warning("%s client %s refused by %s: %s", role, broker.client_id, broker.describe(), reason)
+            state.down(f"refused by {broker.describe()}: {reason}")
+            return
+        state.up()
+        if on_up is not None:
+            on_up(client, flags)
+
+    client.on_connect = on_connect
+    client.connect_async(broker.host, broker.port, KEEPALIVE_S, clean_start=False, properties=connect)
+    client.loop_start()
+
+
 def _user_properties(message: mqtt.MQTTMessage) -> dict[str, str]:
     properties = getattr(message, "properties", None)
     pairs = getattr(properties, "UserProperty", None) or []
@@ -95,13 +115,7 @@ class MqttInlet:
             self.state.down(str(exc))
             raise
 
-        def on_connect(client, userdata, flags, reason, properties) -> None:
-            if reason.is_failure:
-                log.warning("source client %s refused by %s: %s", self.broker.client_id,
-                            self.broker.describe(), reason)
-                self.state.down(f"refused by {self.broker.describe()}: {reason}")
-                return
-            self.state.up()
+        def subscribe(client: mqtt.Client, flags) -> None:
             client.subscribe(self.topic, qos=self.qos)
             log.info("source connected to %s (client %s, session %s), subscribed to %r",
                      self.broker.describe(), self.broker.client_id,
@@ -110,11 +124,8 @@ class MqttInlet:
         def on_message(client, userdata, message: mqtt.MQTTMessage) -> None:
             deliver(self._delivery(message))
 
-        client.on_connect = on_connect
         client.on_message = on_message
-        client.connect_async(self.broker.host, self.broker.port, KEEPALIVE_S, clean_start=False,
-                             properties=connect)
-        client.loop_start()
+        _run(client, connect, self.broker, self.state, "source", subscribe)
         self._client = client
 
     def _delivery(self, message: mqtt.MQTTMessage) -> Delivery:
@@ -167,24 +178,13 @@ class MqttOutlet:
             return self._client
         client, connect = _client(self.broker, self.state, manual_ack=False, receive_maximum=None)
 
-        def on_connect(client, userdata, flags, reason, properties) -> None:
-            if reason.is_failure:
-                log.warning("sink client %s refused by %s: %s", self.broker.client_id, self.broker.describe(),
-                            reason)
-                self.state.down(f"refused by {self.broker.describe()}: {reason}")
-            else:
-                self.state.up()
-
         def on_publish(client, userdata, mid, reason, properties) -> None:
             with self._changed:
                 self._acked.add(mid)
                 self._changed.notify_all()
 
-        client.on_connect = on_connect
         client.on_publish = on_publish
-        client.connect_async(self.broker.host, self.broker.port, KEEPALIVE_S, clean_start=False,
-                             properties=connect)
-        client.loop_start()
+        _run(client, connect, self.broker, self.state, "sink", None)
         self._client = client
         return client
 

@@ -17,12 +17,19 @@ CATEGORIES = ("query evaluation", "update evaluation")
 SHARDED_TIMEOUT_S = 60.0
 
 
-@pytest.mark.parametrize("transport", ["ray", "tcp"])
-def test_three_shards_pass_what_one_node_passes(ray_runtime, tmp_path, transport):
+@pytest.fixture(scope="module")
+def one_node() -> dict:
+    """The one-node outcomes by test name, run once for both transports."""
     missing = suite_missing_reason()
     if missing:
         print(f"skipping: {missing}")
         pytest.skip(missing)
+    return {o.test.name: o for o in run_suite(SUITE_ROOT, categories=CATEGORIES).outcomes}
+
+
+@pytest.mark.parametrize("transport", ["ray", "tcp"])
+def test_three_shards_pass_what_one_node_passes(ray_runtime, tmp_path, transport, one_node):
+    single = one_node
     stores = ClusterStores(tmp_path, shards=3, transport=transport, group=f"w3c-{transport}")
     try:
         started = time.monotonic()
@@ -33,7 +40,6 @@ def test_three_shards_pass_what_one_node_passes(ray_runtime, tmp_path, transport
         sharded_s = time.monotonic() - started
     finally:
         stores.stop()
-    single = {o.test.name: o for o in run_suite(SUITE_ROOT, categories=CATEGORIES).outcomes}
     differing = [f"{o.test.folder}/{o.test.name}: sharded {'passes' if o.passed else o.reason}, "
                  f"one node {'passes' if single[o.test.name].passed else single[o.test.name].reason}"
                  for o in sharded.outcomes if o.passed != single[o.test.name].passed]

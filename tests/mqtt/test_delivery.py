@@ -99,6 +99,14 @@ def report(what: str, sent: int, acknowledged: int, seen: Counter, windows_check
     return lost, duplicated
 
 
+def attach(url: str, source: dict) -> None:
+    """Declare stream ``s`` fed by ``source``, register the query, and wait
+    until the source is connected."""
+    assert declare(url, "s", source).status_code == 201
+    register(url, QUERY)
+    wait_for(lambda: connected(url, "s"), what="the source")
+
+
 def publish_in_thread(publisher: Publisher, count: int, pace: float, **properties) -> threading.Thread:
     done = threading.Event()
 
@@ -123,10 +131,7 @@ def test_a_server_killed_before_acknowledging_loses_nothing_and_changes_no_windo
     server = RivuletProcess("--data-dir", data, module="tests.mqtt.killed_before_ack",
                             env={"RIVULET_TEST_KILL_AT_ACK": "500"})
     try:
-        source = {"broker": mosquitto.url, "topic": "in/s", "inflight": 50}
-        assert declare(server.url, "s", source).status_code == 201
-        register(server.url, QUERY)
-        wait_for(lambda: connected(server.url, "s"), what="the source")
+        attach(server.url, {"broker": mosquitto.url, "topic": "in/s", "inflight": 50})
         sent = 1500
         publisher = Publisher(mosquitto.url, "gateway")
         thread = publish_in_thread(publisher, sent, 0.01)
@@ -158,10 +163,7 @@ def test_a_broker_restart_loses_nothing_and_duplicates_nothing(broker, rivulet, 
     the publisher sends again after the restart is known by its id."""
     mosquitto = broker(persistent=True)
     server = rivulet("--data-dir", str(tmp_path / "data"))
-    source = {"broker": mosquitto.url, "topic": "in/s", "inflight": 50}
-    assert declare(server.url, "s", source).status_code == 201
-    register(server.url, QUERY)
-    wait_for(lambda: connected(server.url, "s"), what="the source")
+    attach(server.url, {"broker": mosquitto.url, "topic": "in/s", "inflight": 50})
     sent = 1500
     publisher = Publisher(mosquitto.url, "gateway")
     thread = publish_in_thread(publisher, sent, 0.01, ids=True)
@@ -190,10 +192,8 @@ def test_messages_sent_again_after_a_kill_and_a_checkpoint_are_known(broker, riv
     mosquitto = broker()
     data = str(tmp_path / "data")
     server = rivulet("--data-dir", data)
-    source = {"broker": mosquitto.url, "topic": "in/s", "format": "application/x-timestamped-ntriples"}
-    assert declare(server.url, "s", source).status_code == 201
-    register(server.url, QUERY)
-    wait_for(lambda: connected(server.url, "s"), what="the source")
+    attach(server.url, {"broker": mosquitto.url, "topic": "in/s",
+                        "format": "application/x-timestamped-ntriples"})
     publisher = Publisher(mosquitto.url, "gateway")
     payloads = [f"{1_000_000 + 10 * k} {line(k)}" for k in range(500)]
     for payload in payloads:
