@@ -38,7 +38,8 @@ DROPPED = "dropped-log"
 #: the kinds of record, as an operator counts them
 KIND_NAMES = {"tx": "transactions", "batch": "stream batches", "declare": "stream declarations",
               "drop": "stream drops", "register": "query registrations",
-              "unregister": "query unregistrations"}
+              "unregister": "query unregistrations",
+              "deliveries": "remembered message identities"}
 
 
 @dataclass

@@ -378,3 +378,15 @@ def test_crash_harness_loses_no_acknowledged_write_and_keeps_no_refused_one(tmp_
     assert figures.restarts >= 60
     for kind in ("boundary", "torn", "flip", "checkpoint"):
         assert figures.cases[kind] > 0, figures.summary()
+
+
+def test_recover_names_every_kind_of_record_the_log_writes():
+    """A kind missing from the names would drop uncounted from the report."""
+    import inspect
+    import re
+
+    from engine.durability import log_repair, records
+
+    written = set(re.findall(r'"k": "(\w+)"', inspect.getsource(records)))
+    assert {"tx", "batch", "deliveries"} <= written
+    assert written == set(log_repair.KIND_NAMES)
