@@ -1,7 +1,9 @@
 """A continuous query's windows, read from its Server-Sent Events and resumed across drops.
 
-Each ``window`` event carries one window's answer (docs/http-api.md); its id
-is the window's sequence number. When the connection ends for any reason
+Each ``window`` event carries one window's answer (docs/http-api.md), and a
+``window-error`` event a window whose evaluation failed (yielded too, with
+its ``error``: skipping it would hide the failure); its id is the window's
+sequence number. When the connection ends for any reason
 (the server restarted, a proxy cut it, the server dropped a subscriber that
 fell behind, a read timed out) the reader connects again with
 ``Last-Event-ID`` set to the last sequence it yielded, and the server
@@ -34,7 +36,10 @@ class Window:
     as dicts of Python values; ``boolean`` is the answer of an ASK query.
     ``start_ms``/``end_ms`` bound the evaluation (``end_ms`` its instant);
     ``windows`` gives each stream window's own bounds (``stream``, ``name``,
-    ``start_ms``, ``end_ms``), which differ when the windows' RANGEs or STEPs do."""
+    ``start_ms``, ``end_ms``), which differ when the windows' RANGEs or STEPs do.
+    ``error`` is set (``reason``, ``message``) for a window whose evaluation
+    failed (a ``window-error`` event: its time limit, its row budget): it has
+    no rows, and the windows after it come as usual."""
 
     query: str
     sequence: int
@@ -46,6 +51,7 @@ class Window:
     bindings: list[dict] = field(default_factory=list)
     boolean: bool | None = None
     windows: list[dict] = field(default_factory=list)
+    error: dict | None = None
 
     @classmethod
     def from_json(cls, data: dict) -> Window:
@@ -62,6 +68,7 @@ class Window:
             bindings=list(results.get("results", {}).get("bindings", [])),
             boolean=results.get("boolean"),
             windows=list(data.get("windows", [])),
+            error=data.get("error"),
         )
 
     @property
@@ -119,7 +126,7 @@ def read_windows(http: httpx.Client, name: str, after: int,
                 for event in parse_events(response.iter_lines()):
                     if event.retry_ms is not None:  # the server's own reconnection delay
                         first_delay = delay = event.retry_ms / 1000
-                    if event.event == "window":
+                    if event.event in ("window", "window-error"):
                         window = Window.from_json(json.loads(event.data))
                         last = window.sequence
                         failures, delay = 0, first_delay

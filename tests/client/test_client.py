@@ -121,6 +121,28 @@ def test_the_iteration_ends_when_the_query_is_unregistered(client, stream):
     assert client.queries() == []
 
 
+def test_a_failed_window_is_yielded_with_its_error_and_the_next_ones_follow(serve):
+    """A window over the row budget is a ``window-error`` event: the reader
+    yields it, marked, in its place, not silently skipped."""
+    with Client(serve(max_rows=5)) as client:
+        client.declare_stream("s", iri=f"{EX}s")
+        handle = client.register(f"REGISTER QUERY q AS SELECT ?o FROM STREAM <{EX}s> [RANGE 1s STEP 1s] "
+                                 f"WHERE {{ ?x <{EX}p> ?o }}")
+        sizes = [3, 40, 2]  # window 2 holds more rows than the budget
+        for w, size in enumerate(sizes):  # each window closed alone: the budget bounds a step's rows
+            client.post_batch("s", [(1000 * w + k, f'<{EX}x{k}> <{EX}p> "{w}-{k}" .\n') for k in range(size)])
+            client.heartbeat("s", 1000 * (w + 1))
+        got = []
+        for window in handle.windows(after=0, reconnect=QUICK):
+            got.append(window)
+            if len(got) == len(sizes):
+                break
+    assert [w.sequence for w in got] == [1, 2, 3]
+    assert [w.error is None for w in got] == [True, False, True]
+    assert got[1].error["reason"] == "row_limit" and got[1].rows == []
+    assert [len(w.rows) for w in (got[0], got[2])] == [3, 2]
+
+
 def test_values_of_every_kind_arrive_as_written(client):
     client.declare_stream("kinds", iri=f"{EX}kinds")  # every predicate timeless: stored in the graph
     values = ["tab\tquote\" back\\slash\nnew line", 7, -2.5, True, Decimal("1.10"),
