@@ -7,12 +7,20 @@ dispatched at a blank line, comment lines (``: ping``) ignored, an ``id``
 with a NUL ignored, ``retry`` in milliseconds. It is small enough that the
 client needs no library for it, and it takes any iterable of lines, so the
 same code reads a live HTTP response and a test's text.
+
+A line of an event stream ends at CR LF, LF or CR only
+(:func:`event_stream_lines`): Python's ``str.splitlines`` (and HTTP
+libraries' line iterators built on it) also split at U+2028, U+0085 and
+other separators that a result's literal may hold raw in a ``data`` line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -53,3 +61,18 @@ def parse_events(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
                 last_id = value
         elif field == "retry" and value.isascii() and value.isdigit() and len(value) < 10:
             retry = int(value)
+
+
+def event_stream_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines (without their ends) of an event stream read as text
+    chunks cut anywhere: a CR ending a chunk is held back, since the next
+    chunk may begin with the LF of the same line end."""
+    pending = ""
+    for chunk in chunks:
+        pending += chunk
+        held = pending.endswith("\r")
+        parts = _LINE_END.split(pending[:-1] if held else pending)
+        pending = parts.pop() + ("\r" if held else "")
+        yield from parts
+    if pending:
+        yield pending.removesuffix("\r")  # a CR held back ended its line

@@ -25,7 +25,7 @@ from urllib.parse import quote
 import httpx
 
 from endpoint.client.errors import RivuletError
-from endpoint.client.sse import parse_events
+from endpoint.client.sse import event_stream_lines, parse_events
 from endpoint.client.terms import python_value
 
 
@@ -123,7 +123,7 @@ def read_windows(http: httpx.Client, name: str, after: int,
                     if response.status_code < 500:
                         raise error
                     raise _Transient(error)  # a server or a proxy in its way may be restarting
-                for event in parse_events(response.iter_lines()):
+                for event in parse_events(event_stream_lines(response.iter_text())):
                     if event.retry_ms is not None:  # the server's own reconnection delay
                         first_delay = delay = event.retry_ms / 1000
                     if event.event in ("window", "window-error"):

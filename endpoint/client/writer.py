@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 BATCH_MEDIA_TYPE = "application/x-timestamped-ntriples"
 #: statuses after which the server has taken nothing and says when to come back
 RETRYABLE = (429, 503)
+#: an N-Triples line end (str.splitlines() also splits at U+2028, U+0085 and
+#: the like, which a literal may hold raw)
+_LINE_END = re.compile(r"\r\n|\r|\n")
 #: longest wait (seconds) a Retry-After may impose before the writer gives up
 MAX_RETRY_AFTER = 60.0
 
@@ -71,7 +74,7 @@ def item_lines(data: Iterable[Triple] | str, stamp: int) -> list[str]:
     if isinstance(data, bytes):
         data = data.decode("utf-8")
     if isinstance(data, str):
-        statements = [line.strip() for line in data.splitlines()]
+        statements = [line.strip(" \t") for line in _LINE_END.split(data)]
         statements = [s for s in statements if s and not s.startswith("#")]
     else:
         statements = ntriples_lines(data)
@@ -254,7 +257,7 @@ def _batch_error(response: httpx.Response, batch: _Batch) -> RivuletError:
     """The server's refusal, with the timestamp of the line it named."""
     error = RivuletError.from_response(response)
     if error.line is not None and error.timestamp_ms is None:
-        lines = batch.body.decode("utf-8").splitlines()
+        lines = _LINE_END.split(batch.body.decode("utf-8"))
         if 0 < error.line <= len(lines):
             head = lines[error.line - 1].split(" ", 1)[0]
             if re.fullmatch(r"-?[0-9]{1,18}", head):

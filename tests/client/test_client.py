@@ -143,6 +143,19 @@ def test_a_failed_window_is_yielded_with_its_error_and_the_next_ones_follow(serv
     assert [len(w.rows) for w in (got[0], got[2])] == [3, 2]
 
 
+def test_a_window_literal_holding_unicode_line_separators_arrives_whole(client):
+    """The server writes U+2028 and the like raw in an event's JSON line;
+    the reader must not split the line there."""
+    client.declare_stream("s", iri=f"{EX}s")
+    handle = client.register(f"REGISTER QUERY q AS SELECT ?o FROM STREAM <{EX}s> [RANGE 1s STEP 1s] "
+                             f"WHERE {{ ?x <{EX}p> ?o }}")
+    text = "a\u2028b\u2029c\x85d\x0be\x0cf\x1cg\x1dh\x1ei"
+    client.post_item("s", [(IRI(f"{EX}x"), f"{EX}p", text)], 10)
+    client.heartbeat("s", 1000)
+    window = next(iter(handle.windows(after=0, reconnect=QUICK)))
+    assert window.rows == [{"o": text}]
+
+
 def test_values_of_every_kind_arrive_as_written(client):
     client.declare_stream("kinds", iri=f"{EX}kinds")  # every predicate timeless: stored in the graph
     values = ["tab\tquote\" back\\slash\nnew line", 7, -2.5, True, Decimal("1.10"),

@@ -9,13 +9,38 @@ import httpx
 import pytest
 
 from endpoint.client import IRI, BlankNode, Literal, TripleTerm, Window
-from endpoint.client.sse import ServerSentEvent, parse_events
+from endpoint.client.sse import ServerSentEvent, event_stream_lines, parse_events
 from endpoint.client.terms import XSD, ntriples_line, ntriples_lines, python_value
 from endpoint.client.writer import item_lines, retry_after, timestamp_ms
 
 
 def events(text: str) -> list[ServerSentEvent]:
-    return list(parse_events(text.splitlines()))
+    return list(parse_events(event_stream_lines([text])))
+
+
+#: characters str.splitlines() splits at that are no line end in an event stream
+SEPARATORS = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"
+
+
+def test_lines_end_at_cr_lf_or_crlf_only_however_the_text_is_cut():
+    """Random events whose data hold every separator str.splitlines() knows,
+    written with random line ends and read in chunks cut at random places
+    (between the CR and the LF of one line end too)."""
+    import random
+
+    rng = random.Random(2028)
+    alphabet = "ab{}\":" + SEPARATORS + "\u00e9\U0001F30A"
+    for _ in range(300):
+        sent = [ServerSentEvent("window", "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))),
+                                str(k)) for k in range(rng.randint(1, 4))]
+        ends = [rng.choice(["\n", "\r", "\r\n"])]
+        while len(ends) < 4 * len(sent):  # a CR then a LF would be one line end
+            ends.append(rng.choice(["\r", "\r\n"] if ends[-1] == "\r" else ["\n", "\r", "\r\n"]))
+        text = "".join(f"id: {e.id}{ends[4 * k]}event: window{ends[4 * k + 1]}data: {e.data}{ends[4 * k + 2]}"
+                       f"{ends[4 * k + 3]}" for k, e in enumerate(sent))
+        cuts = sorted(rng.sample(range(len(text) + 1), rng.randint(0, min(6, len(text) + 1))))
+        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        assert list(parse_events(event_stream_lines(chunks))) == sent, (text, chunks)
 
 
 def test_window_events_pings_and_multi_line_data():
@@ -94,6 +119,9 @@ def test_triples_as_ntriples():
 def test_items_as_batch_lines():
     assert item_lines("<http://ex/s> <http://ex/p> 1 .\n\n# note\n<http://ex/s> <http://ex/q> 2 .", 5) == [
         "5 <http://ex/s> <http://ex/p> 1 .", "5 <http://ex/s> <http://ex/q> 2 ."]
+    for separator in SEPARATORS:  # raw in a literal: not a line end of N-Triples
+        statement = f'<http://ex/s> <http://ex/p> "a{separator}b" .'
+        assert item_lines(f"{statement}\r\n{statement}\r", 3) == [f"3 {statement}"] * 2
     assert item_lines([], 9) == ["9"]
     assert timestamp_ms(datetime(1970, 1, 1, 0, 0, 1)) == 1000  # naive: UTC, as the server reads it
     with pytest.raises(TypeError):
