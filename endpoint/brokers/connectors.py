@@ -25,13 +25,13 @@ from endpoint.brokers.config import SinkConfig, sink_config, source_config
 from endpoint.brokers.query_sink import QuerySink
 from endpoint.brokers.stream_source import StreamSource
 from endpoint.problems import ProtocolError
+from engine.durability.leftovers import SINKS
 from engine.stream import StreamEngine
 
 log = logging.getLogger("rivulet.brokers")
 
 #: seconds between two looks at the engine's streams and queries
 RECONCILE_S = 1.0
-SINKS_FILE = "sinks.json"
 
 
 class Connectors:
@@ -155,9 +155,9 @@ class Connectors:
         self._write_sinks()
 
     def _read_sinks(self) -> dict[str, tuple[dict, int | None]]:
-        if self.directory is None or not (self.directory / SINKS_FILE).exists():
+        if self.directory is None or not (self.directory / SINKS).exists():
             return {}
-        saved = orjson.loads((self.directory / SINKS_FILE).read_bytes())
+        saved = orjson.loads((self.directory / SINKS).read_bytes())
         return {name: (entry["sink"], entry.get("last_sequence")) for name, entry in saved.items()}
 
     def _write_sinks(self) -> None:
@@ -170,8 +170,8 @@ class Connectors:
                        for name, (spec, after) in list(self._saved_sinks.items())}
             entries.update({name: {"sink": spec, "last_sequence": sink.last_sequence}
                             for name, (spec, sink) in list(self.sinks.items())})
-            target = self.directory / SINKS_FILE
-            partial = target.with_name(SINKS_FILE + ".partial")
+            target = self.directory / SINKS
+            partial = target.with_name(SINKS + ".partial")
             partial.write_bytes(orjson.dumps(entries))
             os.replace(partial, target)
 

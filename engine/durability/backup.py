@@ -40,7 +40,7 @@ from pathlib import Path
 from engine.catalog import Catalog
 from engine.catalog.catalog import CATALOG_FILE
 from engine.durability.checkpoint import PARTIAL
-from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, WAL, checkpoint_path
+from engine.durability.leftovers import CARRY_SUFFIX, CHECKPOINTS, SINKS, WAL, checkpoint_path
 from engine.durability.log_scan import LogDamaged, scan_log
 from engine.durability.retention import retained
 
@@ -104,6 +104,8 @@ def _copy(data_dir: Path, work: Path, catalog_url: str | None) -> tuple[int | No
         if carry is not None and (data_dir / WAL / carry).exists():
             shutil.copyfile(data_dir / WAL / carry, work / WAL / carry)
         segments, last_lsn = _copy_log(data_dir / WAL, work / WAL, lsn)
+        if (data_dir / SINKS).exists():
+            shutil.copyfile(data_dir / SINKS, work / SINKS)
     target = Catalog.for_directory(work)
     try:
         target.import_rows(rows)

@@ -24,6 +24,9 @@ log = logging.getLogger("rivulet.durability")
 CARRY_SUFFIX = ".carry"
 CHECKPOINTS = "checkpoints"
 WAL = "wal"
+#: the broker sinks of the endpoint's connectors and where each stands
+#: (written whole by a rename): not the engine's, but a backup copies it
+SINKS = "sinks.json"
 
 
 def checkpoint_path(data_dir: Path, recorded: str) -> Path:

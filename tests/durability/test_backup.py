@@ -211,6 +211,21 @@ def _with(expected: dict, subject: str, after: dict) -> dict:
     return out
 
 
+def test_a_backup_keeps_the_broker_sinks_of_the_directory(tmp_path):
+    data = DataDirectory.open(tmp_path / "data")
+    try:
+        sinks = (b'{"alerts": {"sink": {"broker": "mqtt://127.0.0.1:1883", "topic": "out/q"}, '
+                 b'"last_sequence": 7}}')
+        (tmp_path / "data" / "sinks.json").write_bytes(sinks)
+        backup(tmp_path / "data", tmp_path / "copy")
+        assert (tmp_path / "copy" / "sinks.json").read_bytes() == sinks
+    finally:
+        data.close()
+    (tmp_path / "data" / "sinks.json").unlink()  # a directory without sinks: none in its copy
+    backup(tmp_path / "data", tmp_path / "copy2")
+    assert not (tmp_path / "copy2" / "sinks.json").exists()
+
+
 def test_a_backup_is_refused_into_a_directory_that_holds_something(tmp_path):
     data = DataDirectory.open(tmp_path / "data")
     try:
