@@ -262,6 +262,8 @@ def run(args: argparse.Namespace) -> int:
     if args.processes > 1 and not args.read_only and not args.data_dir:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "
                          "continuous queries live in one process)")
+    if args.processes > 1 and args.cluster:
+        raise SystemExit("rivulet serve: --processes above 1 cannot be combined with --cluster")
     if args.processes > 1 and args.store and data_files(args):
         raise SystemExit("rivulet serve: with --processes above 1, give either --store or --data: files "
                          "added to an opened store live in one process's memory")
