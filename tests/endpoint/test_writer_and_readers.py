@@ -145,6 +145,43 @@ def served_directory(server: RivuletProcess) -> Path:
     return Path(arguments[arguments.index("--data-dir") + 1])
 
 
+def test_forwarded_writes_and_event_streams_reach_the_writer(served):
+    """Streams and queries live in the writer: declarations on any connection
+    name the address the client connected to, and subscribers on any
+    connection get the windows' events."""
+    for k in range(6):
+        answer = once(served.url, "PUT", f"/streams/fw{k}", json={})
+        assert answer.status_code == 201, answer.text
+        assert answer.headers["location"] == f"{served.url}/streams/fw{k}"
+    registered = once(served.url, "POST", "/queries", headers={"Content-Type": "application/sparql-query"},
+                      content=f"REGISTER QUERY fwq AS SELECT ?s FROM STREAM <{served.url}/streams/fw0> "
+                              "[RANGE 1s STEP 1s] WHERE { ?s ?p ?o }")
+    assert registered.status_code == 201, registered.text
+    events = [0] * 4
+
+    def subscribe(k: int) -> None:
+        with httpx.Client(base_url=served.url, timeout=30) as client, \
+                client.stream("GET", "/queries/fwq/events") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    events[k] += 1
+                    return
+
+    subscribers = [threading.Thread(target=subscribe, args=(k,), daemon=True) for k in range(4)]
+    for thread in subscribers:
+        thread.start()
+    time.sleep(1.0)  # the subscriptions are made (a late one would miss the window)
+    now = int(time.time() * 1000)
+    for i in range(4):
+        item = f"{now + i * 1000} <urn:fw{i}> <urn:p> <urn:o> .\n"
+        answer = once(served.url, "POST", "/streams/fw0", content=item,
+                      headers={"Content-Type": "application/x-timestamped-ntriples"})
+        assert answer.status_code == 202, answer.text
+    for thread in subscribers:
+        thread.join(timeout=30)
+    assert events == [1, 1, 1, 1]
+
+
 def test_killing_the_writer_loses_nothing_acknowledged(served):
     """Last in this module: it kills the module's server (kill -9 of the
     writer while writes go on) and restarts one on its data directory."""
