@@ -195,8 +195,9 @@ def report(args: argparse.Namespace, argv: list[str], configs: list[Config], loa
             "shared: other work slows every server).\n\n"
             f"{args.triples:,} generated triples; {args.clients} client processes cycling for "
             f"{args.seconds:g} s through {args.mix} GET requests of the varied mix (the four queries of "
-            "the section above, a random user each), while one more client POSTs an `INSERT DATA` of one "
-            f"triple {args.writes_per_second:g} times a second. Each configuration ran {args.repeats} times, "
+            "`benchmarks.varied_serving`, a random user each), while one more client POSTs an "
+            f"`INSERT DATA` of one triple {args.writes_per_second:g} times a second. Each configuration ran "
+            f"{args.repeats} times, "
             "alternated; ratio = median / Oxigraph's median. Rivulet: `rivulet serve --data-dir D --data "
             "FILE --processes N` (N = 2: one writer, one reader following its log).\n\n"
             + markdown_table(["server", "median q/s", "ratio", "runs q/s", "writes acknowledged (median)",

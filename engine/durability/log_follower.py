@@ -40,6 +40,7 @@ from pathlib import Path
 from engine.api import Store
 from engine.catalog import Catalog
 from engine.durability import records
+from engine.durability.checkpoint_layers import restore_layers
 from engine.durability.leftovers import checkpoint_path
 from engine.durability.log_scan import whole_frame_at
 from engine.durability.wal import SUFFIX, segment_name
@@ -100,7 +101,8 @@ class LogFollower:
         catalog = Catalog(catalog_url) if catalog_url else Catalog.for_directory(path)
         try:
             last = catalog.last_checkpoint()
-            store = Store.open(checkpoint_path(path, last.directory)) if last is not None else Store()
+            mapped = checkpoint_path(path, last.directory) if last is not None else None
+            store = Store.open(mapped) if mapped is not None else Store()
             lsn = last.lsn if last is not None else 0
             engine = StreamEngine(store, **(engine_options or {}))
             present = set(store.named_graphs())
@@ -113,6 +115,10 @@ class LogFollower:
             for row in catalog.streams(include_dropped=True):
                 if row.declared_lsn <= lsn and (row.dropped_lsn is None or row.dropped_lsn > lsn):
                     engine.declare_stream(StreamDefinition.from_json(row.definition), number=row.declared_lsn)
+            if mapped is not None:  # the rows a checkpoint keeps beside its graphs (value IDs, stream rows)
+                store.quad_store.retain_timestamps(engine.retention_bounds())
+                restore_layers(mapped, store.quad_store,
+                               {name: state.number for name, state in engine.streams.items()})
         finally:
             catalog.close()
         follower = cls(path, store, engine, lsn)
