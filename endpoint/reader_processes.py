@@ -27,6 +27,7 @@ import signal
 import socket
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -41,6 +42,10 @@ log = logging.getLogger("rivulet.endpoint")
 WATCH_SECONDS = 0.5
 #: seconds a reader has to stop after the writer's grace period before it is killed
 STOP_SECONDS = 5.0
+#: a reader that ends sooner than this after its start is started again only after a pause,
+#: doubled at each such end up to RESTART_PAUSE_MAX (one that cannot start must not spin)
+QUICK_END_SECONDS = 30.0
+RESTART_PAUSE_MAX = 60.0
 
 
 def bind_public(host: str, port: int) -> socket.socket:
@@ -78,6 +83,10 @@ class Readers:
         self.public = public
         self._context = multiprocessing.get_context("spawn")
         self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._started_at: list[float] = [0.0] * count
+        #: per reader, the pause before its next start, and when that start is due
+        self._pause: list[float] = [0.0] * count
+        self._due: list[float] = [0.0] * count
         self._stopping = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="rivulet-readers", daemon=True)
 
@@ -86,6 +95,7 @@ class Readers:
         self._watcher.start()
 
     def _start_one(self, index: int):
+        self._started_at[index] = time.monotonic()
         process = self._context.Process(target=reader_main, args=(self.config, self.public, index + 1),
                                         name=f"rivulet-reader-{index + 1}", daemon=True)
         process.start()
@@ -94,9 +104,18 @@ class Readers:
     def _watch(self) -> None:
         while not self._stopping.wait(WATCH_SECONDS):
             for index, process in enumerate(self._processes):
-                if not process.is_alive() and not self._stopping.is_set():
-                    log.warning("reader process %d ended (exit code %s); starting it again from the "
-                                "newest checkpoint", index + 1, process.exitcode)
+                if process.is_alive() or self._stopping.is_set():
+                    continue
+                now = time.monotonic()
+                if self._due[index] == 0.0:  # just found ended
+                    quick = now - self._started_at[index] < QUICK_END_SECONDS
+                    self._pause[index] = min(max(2 * self._pause[index], 1.0), RESTART_PAUSE_MAX) if quick \
+                        else 0.0
+                    self._due[index] = now + self._pause[index]
+                    log.warning("reader process %d ended (exit code %s); starting it again from the newest "
+                                "checkpoint in %g s", index + 1, process.exitcode, self._pause[index])
+                if now >= self._due[index]:
+                    self._due[index] = 0.0
                     self._processes[index] = self._start_one(index)
 
     def stop(self, grace: float) -> None:
