@@ -22,12 +22,14 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import select
 import shutil
 import signal
 import socket
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -81,7 +83,11 @@ class Readers:
         self.count = count
         self.config = config
         self.public = public
-        self._context = multiprocessing.get_context("spawn")
+        # a fork server imports the modules once, then forks each reader (and each restart) from
+        # that clean process: the writer's threads and event loop are never forked
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["endpoint.reader_processes", "endpoint.serve",
+                                              "engine.durability.log_follower"])
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self._started_at: list[float] = [0.0] * count
         #: per reader, the pause before its next start, and when that start is due
@@ -183,9 +189,11 @@ def reader_main(config: dict, public: socket.socket, number: int) -> None:
                            "outbound_allowed": tuple(given["outbound_allowed"])})
     log.info("reader process %d: at log position %d of %s", number, follower.applied, config["data_dir"])
 
+    writer_gone = process_ended(config["writer_pid"])
+
     def follow() -> None:
         try:
-            follower.follow(should_stop=lambda: os.getppid() != config["writer_pid"])
+            follower.follow(should_stop=writer_gone)
         except FellBehind as exc:
             log.warning("reader process %d fell behind the log (%s): it stops and starts again", number, exc)
         except Exception:
@@ -199,6 +207,24 @@ def reader_main(config: dict, public: socket.socket, number: int) -> None:
                       settings.query_timeout)
     serve_until_stopped(app, options["grace_period"], follower.close, sockets=[public],
                         **uvicorn_options(_Options(options), uvicorn_logging))
+
+
+def process_ended(pid: int) -> Callable[[], bool]:
+    """A test of whether process ``pid`` has ended (killed included). Not
+    the parent process: readers are forked by the fork server, which lives
+    as long as they do. A pidfd becomes readable when the process ends, even
+    before its parent reaps it; without one, signal 0 says whether the pid exists."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        def gone() -> bool:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            return False  # it exists (PermissionError too: another user's process has it)
+        return gone
+    return lambda: bool(select.select([handle], [], [], 0)[0])
 
 
 class _Options:
