@@ -96,7 +96,7 @@ def test_reads_during_writes_never_see_part_of_a_transaction(served):
 
     def write() -> None:
         try:
-            for batch in range(1, 31):
+            for batch in range(1, 21):
                 size = rng.randint(1, 40)
                 sizes[batch] = size
                 triples = " ".join(f"<urn:t:{batch}:{j}> <urn:batch> {batch} ." for j in range(size))
