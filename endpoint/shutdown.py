@@ -53,7 +53,7 @@ class GracefulServer(uvicorn.Server):
     async def startup(self, sockets=None) -> None:
         await super().startup(sockets)
         if sockets is not None and self.started:  # uvicorn says where it listens only when it binds
-            self._log_started_message([])
+            self._log_started_message(sockets)
 
     async def shutdown(self, sockets=None) -> None:
         try:
