@@ -101,8 +101,9 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--workers", type=int, default=8,
                        help="engine calls running at once in worker threads, per process (default 8)")
     serve.add_argument("--processes", type=int, default=1,
-                       help="server processes sharing the port and the memory-mapped store (default 1; "
-                            "more than one needs --read-only: writes and streams live in one process)")
+                       help="server processes sharing the port (default 1): with --data-dir, one writer "
+                            "(writes, streams, continuous queries) and readers following its log; else "
+                            "they share the memory-mapped store and need --read-only")
     serve.add_argument("--access-log", action="store_true", help="log every request (default: off)")
     serve.add_argument("--log-format", choices=LOG_FORMATS, default="text",
                        help="'text' (default) or 'json': one JSON object per line (time, level, logger, "
@@ -258,9 +259,11 @@ def run(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         union_default_graph=args.union_default_graph,
     )
-    if args.processes > 1 and not args.read_only:
+    if args.processes > 1 and not args.read_only and not args.data_dir:
         raise SystemExit("rivulet serve: --processes above 1 needs --read-only (updates, streams and "
                          "continuous queries live in one process)")
+    if args.processes > 1 and args.cluster:
+        raise SystemExit("rivulet serve: --processes above 1 cannot be combined with --cluster")
     if args.processes > 1 and args.store and data_files(args):
         raise SystemExit("rivulet serve: with --processes above 1, give either --store or --data: files "
                          "added to an opened store live in one process's memory")
@@ -272,8 +275,8 @@ def run(args: argparse.Namespace) -> int:
         cluster = _refusing_a_directory_in_use(open_cluster, args)
         store, directory, streams = cluster.store, None, cluster.streams
     elif args.data_dir:
-        if args.store or args.processes > 1:
-            raise SystemExit("rivulet serve: --data-dir cannot be combined with --store or --processes")
+        if args.store:
+            raise SystemExit("rivulet serve: --data-dir cannot be combined with --store")
         data = _refusing_a_directory_in_use(open_data_directory, args)
         store, directory, streams = data.store, None, data.engine
     else:
@@ -291,11 +294,11 @@ def run(args: argparse.Namespace) -> int:
         log.info("%s", banner)
     else:
         print(banner, flush=True)
-    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1;
-    # idle, slow and unread connections closed (endpoint/connection_deadlines.py)
-    common = {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log,
-              "http": http_protocol(args.request_timeout, args.send_timeout),
-              "timeout_keep_alive": args.keep_alive_timeout, **uvicorn_logging}
+    common = uvicorn_options(args, uvicorn_logging)
+    if args.processes > 1 and data is not None:  # one writer, readers following its log
+        from endpoint.reader_processes import serve_writer_and_readers
+
+        return serve_writer_and_readers(args, settings, data, common, CloseOnce(data, data.close))
     if args.processes > 1:
         if directory is None:
             raise SystemExit("rivulet serve: --processes above 1 needs data (--data, --demo or --store)")
@@ -310,6 +313,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         closing()
     return 0
+
+
+def uvicorn_options(args, uvicorn_logging: dict) -> dict:
+    """uvicorn's options for the server's address, log and connection deadlines."""
+    # HttpProtocol: requests offering an upgrade to h2c (Java clients) answered whole in HTTP/1.1;
+    # idle, slow and unread connections closed (endpoint/connection_deadlines.py)
+    return {"host": args.host, "port": args.port, "log_level": "info", "access_log": args.access_log,
+            "http": http_protocol(args.request_timeout, args.send_timeout),
+            "timeout_keep_alive": args.keep_alive_timeout, **uvicorn_logging}
 
 
 def _refusing_a_directory_in_use(open_directory, args: argparse.Namespace):

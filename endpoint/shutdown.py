@@ -14,6 +14,7 @@ signal stopped it.
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 from collections.abc import Callable
 from types import FrameType
@@ -49,6 +50,11 @@ class GracefulServer(uvicorn.Server):
         self.stopping.begin(self.grace)
         super().handle_exit(sig, frame)
 
+    async def startup(self, sockets=None) -> None:
+        await super().startup(sockets)
+        if sockets is not None and self.started:  # uvicorn says where it listens only when it binds
+            self._log_started_message(sockets)
+
     async def shutdown(self, sockets=None) -> None:
         try:
             await super().shutdown(sockets)
@@ -56,13 +62,16 @@ class GracefulServer(uvicorn.Server):
             self._on_stopped()
 
 
-def serve_until_stopped(app: Starlette, grace: float, on_stopped: Callable[[], None], **options) -> None:
+def serve_until_stopped(app: Starlette, grace: float, on_stopped: Callable[[], None],
+                        sockets: list[socket.socket] | None = None, **options) -> None:
     """Serve ``app`` (made by :func:`endpoint.app.create_app`) with uvicorn
     ``options`` until a signal stops it, within ``grace`` seconds for the
-    evaluations then running; exit status 3 if it could not start."""
+    evaluations then running; exit status 3 if it could not start.
+    ``sockets``: listening sockets to accept on (instead of binding ``options``'
+    host and port), shared by several server processes."""
     options.setdefault("timeout_graceful_shutdown", grace + ANSWER_SECONDS)
     server = GracefulServer(uvicorn.Config(app, **options), app.state.shutdown, grace, on_stopped)
-    server.run()
+    server.run(sockets=sockets)
     if not server.started:
         sys.exit(STARTUP_FAILURE)
 

@@ -219,6 +219,13 @@ def read_frames(path: Path) -> list[tuple[int, bytes]]:
     return out
 
 
+def whole_frame_at(data: bytes, at: int) -> tuple[int, bytes, int] | None:
+    """``(lsn, payload, end)`` of the whole record at ``at`` of ``data``, None
+    if the bytes there are no whole record (yet: a follower of a log being
+    written reads a record the writer is in the middle of as none)."""
+    return _frame_at(data, at)
+
+
 # ----------------------------------------------------------------- reading
 def _first_lsn(path: Path) -> int:
     return int(path.name.split(".")[0])
@@ -321,4 +328,4 @@ def _salvage(path: Path, data: bytes, at: int, previous: int) -> list[LogRecord]
 
 
 __all__ = ["Damage", "LogDamaged", "LogRecord", "LogScan", "Segment", "TornTail", "cut_torn_tail",
-           "read_frames", "recover_log", "scan_log", "segment_name"]
+           "read_frames", "recover_log", "scan_log", "segment_name", "whole_frame_at"]
