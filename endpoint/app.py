@@ -28,6 +28,7 @@ from endpoint.graph_store import GraphStoreRoute
 from endpoint.health import Readiness
 from endpoint.metrics import Metrics
 from endpoint.openapi import openapi_json
+from endpoint.reader_front import POSITION_HEADER
 from endpoint.settings import Settings
 from endpoint.small_bodies import QUICK_BODY, declared_length, read_small_body
 from endpoint.sparql_route import SparqlRoute
@@ -111,8 +112,9 @@ def create_app(
             allow_origins=list(settings.cors_origins),
             allow_methods=GRAPH_STORE_METHODS,
             allow_headers=["Accept", "Authorization", "Content-Type", "X-Timestamp", "Last-Event-ID",
-                           "Cache-Control"],
-            expose_headers=["Location"],
+                           "Cache-Control", POSITION_HEADER],
+            # a browser client reads the log position of its write to read it back (--processes)
+            expose_headers=["Location", POSITION_HEADER],
         ))
     middleware.append(Middleware(Compression))  # gzip for large answers when asked (never SSE)
     routes = [

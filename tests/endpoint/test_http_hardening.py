@@ -242,7 +242,14 @@ def test_same_origin_pages_and_non_browser_clients_still_write(url, serve):
     assert triples(url) == 4
     allowed = serve(Store(), cors_origins=("http://app.example",))
     from_app = {"Origin": "http://app.example", "Sec-Fetch-Site": "cross-site"}
-    assert httpx.post(f"{allowed}/sparql", data=update, headers=from_app).status_code == 204
+    answer = httpx.post(f"{allowed}/sparql", data=update, headers=from_app)
+    assert answer.status_code == 204
+    # a browser may read and send back the log position of its write (read-your-writes)
+    assert "rivulet-log-position" in answer.headers["access-control-expose-headers"].lower()
+    preflight = httpx.options(f"{allowed}/sparql", headers={
+        "Origin": "http://app.example", "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "rivulet-log-position"})
+    assert preflight.status_code == 200, preflight.text
 
 
 LAUGHS = "".join(f'<!ENTITY {b} "{("&" + a + ";") * 16}">\n' for a, b in zip("abcdef", "bcdefg"))
