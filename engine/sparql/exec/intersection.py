@@ -26,20 +26,23 @@ import numpy as np
 from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
-from engine.sparql.exec.intersection_kernel import intersect_lists
+from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.plan import ClosingPair
 from engine.store import Graph
+from engine.store.graph import neighbour_reader
+from engine.store.neighbour_lists import KEYED
 
 
 @dataclass(frozen=True, slots=True)
 class _Lists:
     """One pattern's candidates for the free variable: per row the index of
-    its key (``inverse``), per key ``values[starts[k]:starts[k + 1]]``
-    (sorted, without repeats)."""
+    its key (``inverse``), per key ``values[lo[k]:hi[k]]`` (sorted, without
+    repeats; ``values`` may be a stored graph's own column)."""
 
     inverse: np.ndarray
-    starts: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
     values: np.ndarray
 
 
@@ -63,9 +66,17 @@ def _distinct_keys(solutions: Solutions, pattern: A.TriplePattern, free: str) ->
 
 def _read_lists(keys: tuple[list, np.ndarray, int], pattern: A.TriplePattern, free: str, graph: Graph,
                 cx: ExecutionContext) -> _Lists:
-    """The pattern matched once per distinct key (:func:`_distinct_keys`),
-    grouped by key."""
+    """The pattern's lists once per distinct key (:func:`_distinct_keys`):
+    read in place from the graph's sorted order when it has one for the
+    pattern (:func:`_stored_order`), else matched and grouped by key."""
     columns, inverse, n_keys = keys
+    inverse = np.ascontiguousarray(inverse, dtype=np.int64)
+    stored = _stored_order(pattern, free, graph, cx)
+    if stored is not None:
+        sorted_keys, third, first, last, high = stored
+        vertices = next(column for column in columns if column is not None)
+        lo, hi = keyed_ranges(sorted_keys, first, last, high, np.ascontiguousarray(vertices, dtype=np.int64))
+        return _Lists(inverse, lo, hi, third)
     positions = (pattern.subject, pattern.predicate, pattern.object)
     args = [column if column is not None
             else None if isinstance(t, Variable) else np.full(n_keys, cx.terms.encode(t), dtype=np.int64)
@@ -73,7 +84,27 @@ def _read_lists(keys: tuple[list, np.ndarray, int], pattern: A.TriplePattern, fr
     rows, *matched = graph.match(*args, n_rows=n_keys)
     values = matched[next(i for i, t in enumerate(positions) if isinstance(t, Variable) and t.name == free)]
     rows, values = _sorted_sets(rows, values)
-    return _Lists(inverse, np.searchsorted(rows, np.arange(n_keys + 1)), values)
+    starts = np.searchsorted(rows, np.arange(n_keys + 1))
+    return _Lists(inverse, starts[:-1], starts[1:], values)
+
+
+def _stored_order(pattern: A.TriplePattern, free: str, graph: Graph, cx: ExecutionContext) -> tuple | None:
+    """``(keys, third, first, last, high)`` of the graph's sorted order that
+    holds the pattern's lists (its PSO order for ``?bound <p> ?free``, POS for
+    ``?free <p> ?bound``), as :meth:`~engine.store.neighbour_lists.KeyedLists.kernel_layout`
+    names it; None when the pattern has another shape or the graph no such
+    order (then its lists are matched)."""
+    subject, predicate, obj = pattern.subject, pattern.predicate, pattern.object
+    if isinstance(predicate, Variable) or not (isinstance(subject, Variable) and isinstance(obj, Variable)):
+        return None
+    predicate_id = cx.terms.encode(predicate)
+    if predicate_id <= 0:
+        return None
+    reader = neighbour_reader(graph, predicate_id, backward=subject.name == free)
+    layout = getattr(reader, "kernel_layout", lambda: None)()
+    if layout is None or layout[0] != KEYED:
+        return None
+    return layout[1:]
 
 
 def _sorted_sets(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,10 +140,6 @@ def intersect_closing(solutions: Solutions, pair: ClosingPair, graph_of: Mapping
     free = pair.variable
     first, second = (_read_lists(_distinct_keys(solutions, p, free), p, free, graph_of[p], cx)
                      for p in (pair.first, pair.second))
-    rows, values = intersect_lists(first.starts, first.values, _int64(first.inverse),
-                                   second.starts, second.values, _int64(second.inverse))
+    rows, values = intersect_lists(first.lo, first.hi, first.values, first.inverse,
+                                   second.lo, second.hi, second.values, second.inverse)
     return solutions.take(rows).with_column(free, values)
-
-
-def _int64(column: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(column, dtype=np.int64)

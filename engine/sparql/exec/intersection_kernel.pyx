@@ -15,7 +15,7 @@ as a worst-case-optimal join's intersection step should be.
 Built by ``pip install`` (setup.py, Cython and gcc); see docs/operations.md.
 """
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport INT64_MIN, int64_t
 
 import numpy as np
 
@@ -40,20 +40,54 @@ cdef inline Py_ssize_t gallop(const int64_t* values, Py_ssize_t lo, Py_ssize_t h
     return lo
 
 
-def intersect_lists(const int64_t[::1] first_starts, const int64_t[::1] first_values,
-                    const int64_t[::1] first_key,
-                    const int64_t[::1] second_starts, const int64_t[::1] second_values,
-                    const int64_t[::1] second_key):
+def keyed_ranges(const int64_t[::1] keys, Py_ssize_t first, Py_ssize_t last, int64_t high,
+                 const int64_t[::1] vertices):
+    """``(lo, hi)``: per vertex (ascending), the rows of ``keys[first:last]``
+    (sorted) equal to ``high | vertex``: the vertex's list in a store's
+    PSO/POS order (:meth:`engine.store.neighbour_lists.KeyedLists.kernel_layout`),
+    found without copying it. Each search gallops on from the last one's end;
+    a vertex that is not a stored ID (0 or below) has an empty range."""
+    cdef Py_ssize_t n = vertices.shape[0], i, at = first
+    if first < 0 or last > keys.shape[0] or first > last:
+        raise IndexError("the predicate's rows lie outside the key column")
+    lo_array = np.empty(n, dtype=np.int64)
+    hi_array = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] lo = lo_array
+    cdef int64_t[::1] hi = hi_array
+    cdef int64_t vertex, previous = INT64_MIN
+    cdef const int64_t* column = &keys[0] if keys.shape[0] else NULL
+    for i in range(n):
+        vertex = vertices[i]
+        if vertex < previous:
+            raise ValueError("the vertices must be ascending")
+        previous = vertex
+        if vertex <= 0 or column == NULL:
+            lo[i] = hi[i] = at
+            continue
+        with nogil:
+            at = gallop(column, at, last, high | vertex)
+            lo[i] = at
+            at = gallop(column, at, last, (high | vertex) + 1)
+            hi[i] = at
+    return lo_array, hi_array
+
+
+def intersect_lists(const int64_t[::1] first_lo, const int64_t[::1] first_hi,
+                    const int64_t[::1] first_values, const int64_t[::1] first_key,
+                    const int64_t[::1] second_lo, const int64_t[::1] second_hi,
+                    const int64_t[::1] second_values, const int64_t[::1] second_key):
     """``(rows, values)``: for every row ``i``, each value found in both
-    ``first_values[first_starts[k]:first_starts[k + 1]]`` with ``k =
-    first_key[i]`` and the same slice of the second side for
-    ``second_key[i]``. Every list must be sorted and free of repeats (a
-    graph's neighbour list is a set); the result is grouped by row in
-    ascending order, values ascending within a row."""
+    ``first_values[first_lo[k]:first_hi[k]]`` with ``k = first_key[i]`` and
+    the same slice of the second side for ``second_key[i]``. Every list must
+    be sorted and free of repeats (a graph's neighbour list is a set); the
+    result is grouped by row in ascending order, values ascending within a
+    row."""
     cdef Py_ssize_t n = first_key.shape[0]
     if second_key.shape[0] != n:
         raise ValueError("both sides need a key for every row")
-    cdef Py_ssize_t n_first = first_starts.shape[0] - 1, n_second = second_starts.shape[0] - 1
+    if first_hi.shape[0] != first_lo.shape[0] or second_hi.shape[0] != second_lo.shape[0]:
+        raise ValueError("every list needs a start and an end")
+    cdef Py_ssize_t n_first = first_lo.shape[0], n_second = second_lo.shape[0]
     cdef Py_ssize_t i, capacity = 0, a, a_end, b, b_end, t, s_end, out = 0
     cdef int64_t ka, kb, v
     cdef const int64_t* walked
@@ -62,18 +96,19 @@ def intersect_lists(const int64_t[::1] first_starts, const int64_t[::1] first_va
         ka, kb = first_key[i], second_key[i]
         if ka < 0 or ka >= n_first or kb < 0 or kb >= n_second:
             raise IndexError(f"row {i} names a list that does not exist")
-        a = first_starts[ka + 1] - first_starts[ka]
-        b = second_starts[kb + 1] - second_starts[kb]
-        capacity += a if a < b else b
+        a, a_end, b, b_end = first_lo[ka], first_hi[ka], second_lo[kb], second_hi[kb]
+        if a < 0 or a_end > first_values.shape[0] or b < 0 or b_end > second_values.shape[0]:
+            raise IndexError(f"row {i} names a list outside its values")
+        capacity += min(max(a_end - a, 0), max(b_end - b, 0))
     rows_array = np.empty(capacity, dtype=np.int64)
     values_array = np.empty(capacity, dtype=np.int64)
     cdef int64_t[::1] rows = rows_array
     cdef int64_t[::1] values = values_array
     with nogil:
         for i in range(n):
-            a, a_end = first_starts[first_key[i]], first_starts[first_key[i] + 1]
-            b, b_end = second_starts[second_key[i]], second_starts[second_key[i] + 1]
-            if a == a_end or b == b_end:
+            a, a_end = first_lo[first_key[i]], first_hi[first_key[i]]
+            b, b_end = second_lo[second_key[i]], second_hi[second_key[i]]
+            if a >= a_end or b >= b_end:
                 continue
             if a_end - a <= b_end - b:
                 walked, probed = &first_values[0], &second_values[0]
