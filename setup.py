@@ -6,6 +6,8 @@ from setuptools import Extension, setup
 
 setup(ext_modules=cythonize(
     [Extension("engine.sparql.exec.closure_kernel", ["engine/sparql/exec/closure_kernel.pyx"],
+               extra_compile_args=["-O2"]),
+     Extension("engine.sparql.exec.intersection_kernel", ["engine/sparql/exec/intersection_kernel.pyx"],
                extra_compile_args=["-O2"])],
     language_level=3,
 ))

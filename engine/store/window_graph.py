@@ -28,7 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.store.graph import Graph, Matches
+from engine.store.graph import Graph, Matches, NeighbourReader, neighbour_reader
 from engine.store.memory_graph import EMPTY, SORTED_PROBE_MIN, DerivedColumns, MemoryGraph, expand_ranges
 from engine.store.timed_triples import TimedTriples, TimeSlice
 
@@ -166,6 +166,16 @@ class WindowGraph(DerivedColumns):
         duplicate[candidates] = self.beside.contains(s[candidates], p[candidates], o[candidates])
         keep = ~duplicate
         return rows[keep], s[keep], p[keep], o[keep]
+
+    def neighbour_reader(self, predicate: int | None, backward: bool,
+                         excluded: frozenset[int] = frozenset()) -> NeighbourReader | None:
+        """The stored graph's reader (:func:`engine.store.graph.neighbour_reader`)
+        when no window holds ``predicate``: the windows then add nothing to
+        its lists (LSBench L6's ``foaf:knows`` beside a stream of likes), and
+        the intersection kernel reads them in place. None otherwise."""
+        if predicate is None or self.beside is None or self._windows_with(np.array([predicate])):
+            return None
+        return neighbour_reader(self.beside, predicate, backward, excluded)
 
     def contains(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
         found = np.zeros(len(s), dtype=bool)

@@ -5,12 +5,11 @@ When two patterns leave the same single variable free (the planner's
 row's friend and subscribe to the row's forum), expanding the first and then
 probing the second builds every candidate of the first, however few
 survive. This step reads each pattern's candidate list once per distinct
-key (rows that share a friend share its list), and for every row
-walks the shorter of its two lists and finds each value in the longer by
-one binary search over all rows at once (in the longer side's
-(key, value) pairs, sorted as one int64 each): the work is the sum over rows of
-the shorter list, as a worst-case-optimal join does, and only the rows that
-survive are built.
+key (rows that share a friend share its list), sorted, and the compiled
+kernel (:mod:`engine.sparql.exec.intersection_kernel`) walks every row's
+shorter list and gallops through the longer one in place: the work is the
+sum over rows of the shorter list, as a worst-case-optimal join does, and
+only the rows that survive are built.
 
 The second pattern's lists are read only when the cost model expects them
 to cost no more than the first pattern's expansion
@@ -19,7 +18,7 @@ to cost no more than the first pattern's expansion
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,25 +26,24 @@ import numpy as np
 from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.plan import ClosingPair
-from engine.store import Graph, expand_ranges
+from engine.store import Graph
+from engine.store.graph import neighbour_reader
+from engine.store.neighbour_lists import KEYED
 
 
 @dataclass(frozen=True, slots=True)
 class _Lists:
     """One pattern's candidates for the free variable: per row the index of
-    its key (``inverse``), per key ``values[starts[k]:starts[k + 1]]``, and
-    the key of each value (``owner``)."""
+    its key (``inverse``), per key ``values[lo[k]:hi[k]]`` (sorted, without
+    repeats; ``values`` may be a stored graph's own column)."""
 
     inverse: np.ndarray
-    starts: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
     values: np.ndarray
-    owner: np.ndarray
-
-    def lengths(self) -> np.ndarray:
-        """The length of every row's list."""
-        return np.diff(self.starts)[self.inverse]
 
 
 def _distinct_keys(solutions: Solutions, pattern: A.TriplePattern, free: str) -> tuple[list, np.ndarray, int]:
@@ -68,30 +66,81 @@ def _distinct_keys(solutions: Solutions, pattern: A.TriplePattern, free: str) ->
 
 def _read_lists(keys: tuple[list, np.ndarray, int], pattern: A.TriplePattern, free: str, graph: Graph,
                 cx: ExecutionContext) -> _Lists:
-    """The pattern matched once per distinct key (:func:`_distinct_keys`),
-    grouped by key."""
+    """The pattern's lists once per distinct key (:func:`_distinct_keys`):
+    read in place from the graph's sorted order when it has one for the
+    pattern (:func:`_stored_order`), else matched and grouped by key."""
     columns, inverse, n_keys = keys
+    inverse = np.ascontiguousarray(inverse, dtype=np.int64)
+    stored = _stored_order(pattern, free, graph, cx)
+    if stored is not None:
+        sorted_keys, third, first, last, high = stored
+        vertices = next(column for column in columns if column is not None)
+        lo, hi = keyed_ranges(sorted_keys, first, last, high, np.ascontiguousarray(vertices, dtype=np.int64))
+        return _Lists(inverse, lo, hi, third)
     positions = (pattern.subject, pattern.predicate, pattern.object)
     args = [column if column is not None
             else None if isinstance(t, Variable) else np.full(n_keys, cx.terms.encode(t), dtype=np.int64)
             for t, column in zip(positions, columns, strict=True)]
     rows, *matched = graph.match(*args, n_rows=n_keys)
     values = matched[next(i for i, t in enumerate(positions) if isinstance(t, Variable) and t.name == free)]
-    if len(rows) > 1 and not bool((rows[:-1] <= rows[1:]).all()):
-        order = np.argsort(rows, kind="stable")
-        rows, values = rows[order], values[order]
-    return _Lists(inverse, np.searchsorted(rows, np.arange(n_keys + 1)), values, rows)
+    rows, values = _sorted_sets(rows, values)
+    starts = np.searchsorted(rows, np.arange(n_keys + 1))
+    return _Lists(inverse, starts[:-1], starts[1:], values)
+
+
+def _stored_order(pattern: A.TriplePattern, free: str, graph: Graph, cx: ExecutionContext) -> tuple | None:
+    """``(keys, third, first, last, high)`` of the graph's sorted order that
+    holds the pattern's lists (its PSO order for ``?bound <p> ?free``, POS for
+    ``?free <p> ?bound``), as :meth:`~engine.store.neighbour_lists.KeyedLists.kernel_layout`
+    names it; None when the pattern has another shape or the graph no such
+    order (then its lists are matched)."""
+    subject, predicate, obj = pattern.subject, pattern.predicate, pattern.object
+    if isinstance(predicate, Variable) or not (isinstance(subject, Variable) and isinstance(obj, Variable)):
+        return None
+    predicate_id = cx.terms.encode(predicate)
+    if predicate_id <= 0:
+        return None
+    reader = neighbour_reader(graph, predicate_id, backward=subject.name == free)
+    layout = getattr(reader, "kernel_layout", lambda: None)()
+    if layout is None or layout[0] != KEYED:
+        return None
+    return layout[1:]
+
+
+def _sorted_sets(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, values)`` ordered by key, then value, without repeated pairs,
+    as the kernel needs its lists. A graph of one sorted member already gives
+    them so (checked in one pass); a window merged with stored graphs gives
+    each member's part after the other's."""
+    if len(keys) > 1:
+        same = keys[1:] == keys[:-1]
+        if not bool(((keys[1:] > keys[:-1]) | (same & (values[1:] > values[:-1]))).all()):
+            order = np.lexsort((values, keys))
+            keys, values = keys[order], values[order]
+            keep = np.ones(len(keys), dtype=bool)
+            keep[1:] = (keys[1:] != keys[:-1]) | (values[1:] != values[:-1])
+            keys, values = keys[keep], values[keep]
+    return np.ascontiguousarray(keys, dtype=np.int64), np.ascontiguousarray(values, dtype=np.int64)
 
 
 def worth_intersecting(solutions: Solutions, pair: ClosingPair, graph_of: Mapping[A.TriplePattern, Graph],
                        cx: ExecutionContext) -> bool:
     """Whether reading the second pattern's lists (once per distinct key) is
     expected to cost no more than expanding the first pattern row by row,
-    the cost model says; when not, the patterns are taken one by one."""
+    the cost model says; when not, the patterns are taken one by one.
+
+    The distinct keys are counted (a sort of the key column) only when the
+    answer depends on their number: with as many keys as rows, or with one,
+    the estimates alone decide. (Counting them every time cost LSBench L5,
+    whose cycles are never worth intersecting, about a tenth of its window.)"""
     bound = set(solutions.columns)
-    second_keys = _distinct_keys(solutions, pair.second, pair.variable)[2]
-    second = second_keys * cx.cost.estimate(graph_of[pair.second], pair.second, bound, 1.0)
-    return second <= cx.cost.estimate(graph_of[pair.first], pair.first, bound, float(solutions.length))
+    per_key = cx.cost.estimate(graph_of[pair.second], pair.second, bound, 1.0)
+    expansion = cx.cost.estimate(graph_of[pair.first], pair.first, bound, float(solutions.length))
+    if per_key * solutions.length <= expansion:
+        return True
+    if per_key > expansion:
+        return False
+    return _distinct_keys(solutions, pair.second, pair.variable)[2] * per_key <= expansion
 
 
 def intersect_closing(solutions: Solutions, pair: ClosingPair, graph_of: Mapping[A.TriplePattern, Graph],
@@ -100,33 +149,6 @@ def intersect_closing(solutions: Solutions, pair: ClosingPair, graph_of: Mapping
     free = pair.variable
     first, second = (_read_lists(_distinct_keys(solutions, p, free), p, free, graph_of[p], cx)
                      for p in (pair.first, pair.second))
-    combine = _combiner(first.values, second.values)
-    keyed = (np.sort(combine(first.owner, first.values)), np.sort(combine(second.owner, second.values)))
-    walk_first = first.lengths() <= second.lengths()
-    rows, values = [], []
-    sides = ((first, second, keyed[1], walk_first), (second, first, keyed[0], ~walk_first))
-    for walked, probed, probed_keys, which in sides:
-        chosen = np.flatnonzero(which)
-        key = walked.inverse[chosen]
-        picked, at = expand_ranges(walked.starts[key], walked.starts[key + 1])
-        row, value = chosen[picked], walked.values[at]
-        target = combine(probed.inverse[row], value)
-        found = np.searchsorted(probed_keys, target)
-        hit = found < len(probed_keys)
-        hit[hit] = probed_keys[found[hit]] == target[hit]
-        rows.append(row[hit])
-        values.append(value[hit])
-    row = np.concatenate(rows)
-    order = np.argsort(row, kind="stable")
-    return solutions.take(row[order]).with_column(free, np.concatenate(values)[order])
-
-
-def _combiner(first: np.ndarray, second: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``combine(key, value)``: one int64 per (key index, candidate value)
-    that sorts as the pair does. IDs below 2**32 are shifted in beside the
-    key; larger ones are replaced by their rank among both sides' values."""
-    both = np.concatenate([first, second])
-    if not len(both) or (both.min() >= 0 and both.max() < 1 << 32):
-        return lambda keys, values: (keys << 32) | values
-    universe = np.unique(both)
-    return lambda keys, values: keys * len(universe) + np.searchsorted(universe, values)
+    rows, values = intersect_lists(first.lo, first.hi, first.values, first.inverse,
+                                   second.lo, second.hi, second.values, second.inverse)
+    return solutions.take(rows).with_column(free, values)
