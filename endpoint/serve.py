@@ -305,7 +305,10 @@ def run(args: argparse.Namespace) -> int:
         os.environ[WORKER_CONFIG] = json.dumps({
             "store": str(directory), "settings": asdict(settings),
             "service_endpoints": dict(store.service_endpoints)})
-        uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes, **common)
+        # a worker starts by importing the engine and mapping the store: on a loaded machine that
+        # takes longer than uvicorn's 5 s health check, which then kills and restarts it in a loop
+        uvicorn.run("endpoint.serve:worker_app", factory=True, workers=args.processes,
+                    timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **common)
         return 0
     closing = CloseOnce(cluster.data, cluster.close) if cluster else CloseOnce(data, data and data.close)
     try:
@@ -313,6 +316,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         closing()
     return 0
+
+
+#: seconds a worker process (--processes with --read-only) may take to answer uvicorn's health check
+WORKER_HEALTHCHECK_S = 60
 
 
 def uvicorn_options(args, uvicorn_logging: dict) -> dict:
