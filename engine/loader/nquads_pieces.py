@@ -21,7 +21,7 @@ from pathlib import Path
 from engine.rdf import RdfSyntaxError, canonical_nquads, guess_format
 
 #: statements per piece (about 150 bytes each in LSBench-shaped data)
-PIECE_STATEMENTS = 500_000
+PIECE_STATEMENTS = 250_000
 #: the syntaxes parsed as a stream
 _STREAMED = {"nt": "N_TRIPLES", "nquads": "N_QUADS", "turtle": "TURTLE", "trig": "TRIG"}
 

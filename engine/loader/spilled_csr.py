@@ -32,7 +32,7 @@ import numpy as np
 from engine.store.csr import id_dtype, offset_dtype, sorted_unique
 
 #: edges of one vertex range sorted in memory at once
-BUCKET_EDGES = 8_000_000
+BUCKET_EDGES = 4_000_000
 #: rows read from a spill file at once
 BLOCK_ROWS = 4_000_000
 _ROW = np.dtype(np.int64)
