@@ -40,7 +40,26 @@ def build_store_directory(files: list[Path], target: Path, shards: int = 1,
     Written beside the target and renamed into place, so a failed load
     leaves nothing behind."""
     parsed = (piece for path in files for piece in _statements(path, piece_statements))
-    return write_store_directory(parsed, target, [str(f) for f in files], shards)
+    try:
+        return write_store_directory(parsed, target, [str(f) for f in files], shards)
+    finally:
+        return_freed_memory()
+
+
+def return_freed_memory() -> None:
+    """Hand the pieces' freed memory back to the system: Arrow's pool and
+    glibc's heap keep it for reuse otherwise, and a server that loaded in its
+    own process (``serve --data-dir D --data FILE``) would go on holding it
+    (at 1M triples, 251 MB resident after the load, 121 MB after this)."""
+    import ctypes
+
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: its allocator keeps what it keeps
+        pass
 
 
 def _statements(path: Path, piece_statements: int) -> Iterator[SpelledQuads]:
