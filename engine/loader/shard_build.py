@@ -6,7 +6,7 @@ cuts the edges into chunks, one per (direction, shard): ``out`` keyed by the
 subject's shard, ``in`` by the object's. Spark shuffles the chunks -- a few
 large records per task, not one per edge -- so that each writer task
 receives exactly one (direction, shard) and builds its CSR arrays with
-``writer.write_partition``.
+``writer.write_partition``, which spills the chunks as they arrive.
 """
 
 from __future__ import annotations
@@ -66,10 +66,9 @@ def _writer(root: str, shards: int, n_terms: int):
     dtype = id_dtype(n_terms)
 
     def run(index: int, chunks):
-        arrays = [np.frombuffer(payload, dtype=dtype).reshape(4, -1) for _, payload in chunks]
-        edges = np.concatenate(arrays, axis=1) if arrays else np.zeros((4, 0), dtype=dtype)
+        arrays = (np.frombuffer(payload, dtype=dtype).reshape(4, -1) for _, payload in chunks)
         yield index // shards, write_partition(Path(root), DIRECTIONS[index // shards], index % shards,
-                                               shards, n_terms, edges)
+                                               shards, n_terms, arrays)
 
     return run
 
