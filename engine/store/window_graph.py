@@ -18,7 +18,11 @@ window. Three things make the union a set, as SEMANTICS.md wants:
 * C-SPARQL merges the windows with the stored ``FROM`` graphs (``beside``):
   a window match that is also a stored triple is dropped, and only for the
   predicates the stored graph has at all, so a stream predicate that no
-  stored triple uses costs one count per call.
+  stored triple uses costs one count per call. A query whose FROM graph does
+  not change from step to step reads its batches without the stored triples
+  instead (:meth:`~engine.store.timed_triples.TimedTriples.without`, worked
+  out once per batch and kept across the steps that span it): then no match
+  is looked up in the stored graph at all.
 """
 
 from __future__ import annotations
@@ -58,6 +62,12 @@ def distinct_matches(rows: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarr
     return rows[firsts], s[firsts], p[firsts], o[firsts]
 
 
+def _outside(part, graph: Graph) -> bool:
+    """Whether ``part`` is known to hold no triple of ``graph``."""
+    outside = getattr(part, "outside", None)
+    return outside is not None and outside(graph)
+
+
 class WindowGraph(DerivedColumns):
     """The :class:`~engine.store.graph.Graph` of the windows of a query: per
     stream window, its batch slices (``windows``), read as one set, plus the
@@ -71,6 +81,8 @@ class WindowGraph(DerivedColumns):
         self.beside = beside if beside is not None and len(beside) else None
         #: per window, whether its batches may repeat a triple among them
         self.repeats = [any(part.maybe_repeats for part in parts) for parts in self.windows]
+        #: whether no part holds a triple of ``beside`` (their matches need no look-up there)
+        self.disjoint = self.beside is None or all(_outside(part, self.beside) for part in self.parts)
 
     def __len__(self) -> int:
         """Rows of the window (repeats counted) plus the stored triples."""
@@ -128,7 +140,8 @@ class WindowGraph(DerivedColumns):
         found = self._window_matches(windows, s, p, o, n_rows)
         if self.beside is None:
             return found
-        found = self._not_stored(*found)
+        if not self.disjoint:
+            found = self._not_stored(*found)
         stored = self.beside.match(s, p, o, n_rows)
         if not len(found[0]):
             return stored
