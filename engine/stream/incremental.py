@@ -256,11 +256,11 @@ class IncrementalWindows:
         leaving = _Change([log.window(start - self.step_ms, start) for log in logs],
                           [log.local_window(start - self.step_ms, start) for log in logs])
         kept = [log.window(start, close - self.step_ms) for log in logs]
-        if kept_window is not None and from_graphs:
-            kept = kept_window.parts(kept, from_graphs, close)
-            entering = _Change(kept_window.parts(entering.parts, from_graphs, close), entering.rows)
-            leaving = _Change(kept_window.parts(leaving.parts, from_graphs, close), leaving.rows)
         if self.shape.patterns[0][1] == MERGED:  # C-SPARQL: one graph, windows and FROM graphs
+            if kept_window is not None and from_graphs:
+                kept = kept_window.parts(kept, from_graphs, close)
+                entering = _Change(kept_window.parts(entering.parts, from_graphs, close), entering.rows)
+                leaving = _Change(kept_window.parts(leaving.parts, from_graphs, close), leaving.rows)
             incoming = {MERGED: _versions(entering, kept, from_graphs, window_graph)}
             outgoing = {MERGED: _versions(leaving, kept, from_graphs, window_graph)}
         else:  # RSP-QL: each window a graph of its own, beside the unchanging stored graph
