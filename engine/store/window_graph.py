@@ -81,8 +81,13 @@ class WindowGraph(DerivedColumns):
         self.beside = beside if beside is not None and len(beside) else None
         #: per window, whether its batches may repeat a triple among them
         self.repeats = [any(part.maybe_repeats for part in parts) for parts in self.windows]
-        #: whether no part holds a triple of ``beside`` (their matches need no look-up there)
-        self.disjoint = self.beside is None or all(_outside(part, self.beside) for part in self.parts)
+        #: the parts not known to hold no triple of ``beside``: their matches are
+        #: looked up there (all of them at once when no part is known to)
+        self._unchecked = (set() if self.beside is None else
+                           {id(part) for part in self.parts if not _outside(part, self.beside)})
+        #: whether no part holds a triple of ``beside`` (no match needs a look-up there)
+        self.disjoint = not self._unchecked
+        self._checked_per_part = 0 < len(self._unchecked) < len(self.parts)
 
     def __len__(self) -> int:
         """Rows of the window (repeats counted) plus the stored triples."""
@@ -140,7 +145,7 @@ class WindowGraph(DerivedColumns):
         found = self._window_matches(windows, s, p, o, n_rows)
         if self.beside is None:
             return found
-        if not self.disjoint:
+        if not self.disjoint and not self._checked_per_part:
             found = self._not_stored(*found)
         stored = self.beside.match(s, p, o, n_rows)
         if not len(found[0]):
@@ -150,12 +155,19 @@ class WindowGraph(DerivedColumns):
         rows, ss, pp, oo = (np.concatenate([found[i], stored[i]]) for i in range(4))
         return rows, ss, pp, oo
 
-    @staticmethod
-    def _window_matches(windows, s, p, o, n_rows: int) -> Matches:
+    def _part_matches(self, part, s, p, o, n_rows: int) -> Matches:
+        """The matches of one part; without the stored triples when some parts
+        are known to hold none and this one is not."""
+        found = part.match(s, p, o, n_rows)
+        if self._checked_per_part and len(found[0]) and id(part) in self._unchecked:
+            return self._not_stored(*found)
+        return found
+
+    def _window_matches(self, windows, s, p, o, n_rows: int) -> Matches:
         found = []
         repeats = False
         for parts, may_repeat in windows:
-            results = [r for r in (part.match(s, p, o, n_rows) for part in parts) if len(r[0])]
+            results = [r for r in (self._part_matches(part, s, p, o, n_rows) for part in parts) if len(r[0])]
             if results:
                 found.extend(results)
                 repeats = repeats or may_repeat or len(found) > len(results)

@@ -10,7 +10,9 @@ step to the next, each batch is instead read without its stored triples
 (:meth:`~engine.store.timed_triples.TimedTriples.without`), worked out when
 the batch first enters the query's window and kept on the batch for every
 later step (and every other query with that FROM graph); a batch that
-leaves every window is freed with it. A FROM graph that changes at every
+leaves every window is freed with it. Only settled batches are filtered
+(ones the log will not merge again); the matches of the few small ones at
+the log's tail are looked up per match. A FROM graph that changes at every
 step (one a stream appends to, cut at each close) is merged per match as
 before: filtering whole batches for one window would cost more.
 """
@@ -21,6 +23,10 @@ from collections.abc import Sequence
 
 from engine.sparql.exec import merged
 from engine.store import Graph
+from engine.stream.transient import SMALL_BATCH
+
+#: a log chunk of more rows than this is never merged with a later one
+SETTLED_ROWS = SMALL_BATCH // 2
 
 
 class KeptWindow:
@@ -49,6 +55,12 @@ class KeptWindow:
 
 def _without(part, beside: Graph):
     """``part`` without the triples of ``beside``, when it can say (a batch
-    or a slice of one in this process); else ``part`` itself."""
+    or a slice of one in this process) and its batch is settled: one of more
+    than SMALL_BATCH / 2 rows is never merged into a later chunk, so the work
+    serves every step the batch spans. A smaller batch (a producer posting a
+    few triples per step) would be filtered anew each time the log merges it
+    with the next: its matches are looked up as they come instead."""
     without = getattr(part, "without", None)
-    return part if without is None else without(beside)
+    if without is None or len(getattr(part, "batch", part)) <= SETTLED_ROWS:
+        return part
+    return without(beside)
