@@ -21,8 +21,11 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.store.graph import Matches, contains_by_match
+from engine.store.graph import Graph, Matches, contains_by_match
 from engine.store.memory_graph import MemoryGraph
+
+#: how many stored graphs a batch keeps its rows outside of (see TimedTriples.without)
+WITHOUT_KEPT = 4
 
 #: odd 64-bit multipliers of the triple fingerprint (any odd constants do)
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
@@ -49,6 +52,8 @@ class TimedTriples(MemoryGraph):
         self.ts = np.asarray(ts, dtype=np.int64)
         self._carried = self.ts
         self.maybe_repeats = maybe_repeats
+        #: per stored graph (by identity, holding it): this batch's rows outside it
+        self._without: dict[int, tuple[Graph, TimedTriples]] = {}
 
     @cached_property
     def min_ts(self) -> int:
@@ -68,6 +73,49 @@ class TimedTriples(MemoryGraph):
         subject, by predicate and object), and the planner's statistics, now:
         at ingest, once, instead of in the first query that reads the batch."""
         _ = self.pso, self.pos, self._predicate_stats
+
+    def without(self, graph: Graph) -> TimedTriples:
+        """The batch's rows that are not triples of ``graph``: the batch itself
+        when none is, else a new indexed batch. Worked out once per batch and
+        graph, and kept on the batch (for the last WITHOUT_KEPT graphs): a
+        C-SPARQL window merged with an unchanging FROM graph reads each batch
+        at every step it spans, and would otherwise test every match against
+        the stored graph again at each one."""
+        found = self._without.get(id(graph))
+        if found is not None and found[0] is graph:
+            return found[1]
+        outside = self._rows_outside(graph)
+        kept = dict(self._without)  # replaced, not changed: queries run in several threads
+        while len(kept) >= WITHOUT_KEPT:
+            kept.pop(next(iter(kept)))
+        kept[id(graph)] = (graph, outside)
+        self._without = kept
+        if outside is not self:
+            outside._without = {id(graph): (graph, outside)}
+        return outside
+
+    def outside(self, graph: Graph) -> bool:
+        """Whether no row of this batch is a triple of ``graph`` (known
+        without a look-up only once :meth:`without` said so)."""
+        found = self._without.get(id(graph))
+        return found is not None and found[0] is graph and found[1] is self
+
+    def _rows_outside(self, graph: Graph) -> TimedTriples:
+        """The rows that are not triples of ``graph``; only the predicates the
+        graph has at all are looked up."""
+        predicates = np.unique(self.p)
+        shared = [q for q in predicates.tolist() if graph.count(None, q, None)]
+        if not shared:
+            return self
+        candidates = np.isin(self.p, shared) if len(shared) < len(predicates) else slice(None)
+        stored = np.zeros(len(self.p), dtype=bool)
+        stored[candidates] = graph.contains(self.s[candidates], self.p[candidates], self.o[candidates])
+        if not stored.any():
+            return self
+        keep = ~stored
+        outside = TimedTriples(self.ts[keep], self.s[keep], self.p[keep], self.o[keep], self.maybe_repeats)
+        outside.build_index()
+        return outside
 
     def between(self, start: int, end: int) -> MemoryGraph:
         """The rows with ``start <= ts < end``: the batch itself when they all
@@ -90,6 +138,14 @@ class TimeSlice:
         self.start = start
         self.end = end
         self.maybe_repeats = batch.maybe_repeats
+
+    def without(self, graph: Graph) -> TimeSlice:
+        """This slice of the batch's rows outside ``graph`` (see :meth:`TimedTriples.without`)."""
+        outside = self.batch.without(graph)
+        return self if outside is self.batch else TimeSlice(outside, self.start, self.end)
+
+    def outside(self, graph: Graph) -> bool:
+        return self.batch.outside(graph)
 
     def _visible(self, ts: np.ndarray) -> np.ndarray:
         return (ts >= self.start) & (ts < self.end)

@@ -18,7 +18,11 @@ window. Three things make the union a set, as SEMANTICS.md wants:
 * C-SPARQL merges the windows with the stored ``FROM`` graphs (``beside``):
   a window match that is also a stored triple is dropped, and only for the
   predicates the stored graph has at all, so a stream predicate that no
-  stored triple uses costs one count per call.
+  stored triple uses costs one count per call. A query whose FROM graph does
+  not change from step to step reads its batches without the stored triples
+  instead (:meth:`~engine.store.timed_triples.TimedTriples.without`, worked
+  out once per batch and kept across the steps that span it): then no match
+  is looked up in the stored graph at all.
 """
 
 from __future__ import annotations
@@ -58,6 +62,12 @@ def distinct_matches(rows: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarr
     return rows[firsts], s[firsts], p[firsts], o[firsts]
 
 
+def _outside(part, graph: Graph) -> bool:
+    """Whether ``part`` is known to hold no triple of ``graph``."""
+    outside = getattr(part, "outside", None)
+    return outside is not None and outside(graph)
+
+
 class WindowGraph(DerivedColumns):
     """The :class:`~engine.store.graph.Graph` of the windows of a query: per
     stream window, its batch slices (``windows``), read as one set, plus the
@@ -71,6 +81,13 @@ class WindowGraph(DerivedColumns):
         self.beside = beside if beside is not None and len(beside) else None
         #: per window, whether its batches may repeat a triple among them
         self.repeats = [any(part.maybe_repeats for part in parts) for parts in self.windows]
+        #: the parts not known to hold no triple of ``beside``: their matches are
+        #: looked up there (all of them at once when no part is known to)
+        self._unchecked = (set() if self.beside is None else
+                           {id(part) for part in self.parts if not _outside(part, self.beside)})
+        #: whether no part holds a triple of ``beside`` (no match needs a look-up there)
+        self.disjoint = not self._unchecked
+        self._checked_per_part = 0 < len(self._unchecked) < len(self.parts)
 
     def __len__(self) -> int:
         """Rows of the window (repeats counted) plus the stored triples."""
@@ -128,7 +145,8 @@ class WindowGraph(DerivedColumns):
         found = self._window_matches(windows, s, p, o, n_rows)
         if self.beside is None:
             return found
-        found = self._not_stored(*found)
+        if not self.disjoint and not self._checked_per_part:
+            found = self._not_stored(*found)
         stored = self.beside.match(s, p, o, n_rows)
         if not len(found[0]):
             return stored
@@ -137,12 +155,19 @@ class WindowGraph(DerivedColumns):
         rows, ss, pp, oo = (np.concatenate([found[i], stored[i]]) for i in range(4))
         return rows, ss, pp, oo
 
-    @staticmethod
-    def _window_matches(windows, s, p, o, n_rows: int) -> Matches:
+    def _part_matches(self, part, s, p, o, n_rows: int) -> Matches:
+        """The matches of one part; without the stored triples when some parts
+        are known to hold none and this one is not."""
+        found = part.match(s, p, o, n_rows)
+        if self._checked_per_part and len(found[0]) and id(part) in self._unchecked:
+            return self._not_stored(*found)
+        return found
+
+    def _window_matches(self, windows, s, p, o, n_rows: int) -> Matches:
         found = []
         repeats = False
         for parts, may_repeat in windows:
-            results = [r for r in (part.match(s, p, o, n_rows) for part in parts) if len(r[0])]
+            results = [r for r in (self._part_matches(part, s, p, o, n_rows) for part in parts) if len(r[0])]
             if results:
                 found.extend(results)
                 repeats = repeats or may_repeat or len(found) > len(results)

@@ -46,6 +46,7 @@ from engine.sparql.plan import HeldOrders, pattern_variables
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import Graph, TimedTriples, TimeSlice, WindowGraph
 from engine.stream.id_rows import WindowRows
+from engine.stream.kept_window import KeptWindow
 from engine.stream.registry import StreamState
 
 #: the cheaper path is re-measured every this many windows
@@ -230,11 +231,14 @@ class IncrementalWindows:
         self._close = None
 
     def change(self, streams: list[StreamState], stored: tuple, beside, terms: QueryTerms,
-               base: str | None, close: int) -> tuple[WindowRows, WindowRows] | None:
+               base: str | None, close: int, kept_window: KeptWindow | None = None,
+               ) -> tuple[WindowRows, WindowRows] | None:
         """``(added, removed)`` rows from the previous window's result to the
         result of the window closing at ``close``; None when that cannot be
         computed exactly (or is measured to cost more than a full evaluation),
-        and the window must be evaluated in full."""
+        and the window must be evaluated in full. ``kept_window``: what the
+        query keeps of its window across steps (the batches read without
+        the triples of an unchanging FROM graph), if anything."""
         if self._close != close - self.step_ms or len(stored) != len(self._stored) or not all(
             same_graph(a, b) for a, b in zip(stored, self._stored, strict=True)
         ):
@@ -253,6 +257,10 @@ class IncrementalWindows:
                           [log.local_window(start - self.step_ms, start) for log in logs])
         kept = [log.window(start, close - self.step_ms) for log in logs]
         if self.shape.patterns[0][1] == MERGED:  # C-SPARQL: one graph, windows and FROM graphs
+            if kept_window is not None and from_graphs:
+                kept = kept_window.parts(kept, from_graphs, close)
+                entering = _Change(kept_window.parts(entering.parts, from_graphs, close), entering.rows)
+                leaving = _Change(kept_window.parts(leaving.parts, from_graphs, close), leaving.rows)
             incoming = {MERGED: _versions(entering, kept, from_graphs, window_graph)}
             outgoing = {MERGED: _versions(leaving, kept, from_graphs, window_graph)}
         else:  # RSP-QL: each window a graph of its own, beside the unchanging stored graph

@@ -35,6 +35,7 @@ from engine.stream.broadcast import Broadcast
 from engine.stream.events import WindowBounds, WindowError, WindowEvent
 from engine.stream.id_rows import IdMultiset, WindowRows
 from engine.stream.incremental import IncrementalWindows, delta_shape
+from engine.stream.kept_window import KeptWindow
 from engine.stream.registry import StreamState
 from engine.stream.report_policy import ReportPolicy
 from engine.stream.report_trigger import ReportTrigger
@@ -81,6 +82,10 @@ class RunningQuery:
                                                always=incremental == "always"))
         if self.incremental is not None:
             self.schedule.lookback_ms = self.schedule.step_ms  # the rows leaving the window
+        #: what the query keeps of its window from step to step: time windows over
+        #: logs in this process (a count window is copied per window anyway)
+        self.kept_window = (KeptWindow() if self.schedule.count is None
+                            and all(s.log.in_process for s in streams) else None)
         self.variable_names = [v.name for v in spec.query.variables]
         width = 3 if spec.query.form == "CONSTRUCT" else len(self.variable_names)
         self.policy = ReportPolicy(spec.report, width, keep_result=self.incremental is not None)
@@ -148,7 +153,8 @@ class RunningQuery:
         beside = None
         if self.incremental is not None:
             beside = merged(list(stored)) if stored else None
-            change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close)
+            change = self.incremental.change(self.streams, stored, beside, terms, self.spec.query.base, close,
+                                             self.kept_window)
             if change is not None:
                 event = self._new_event(window.start_ms, window.end_ms, window.bounds)
                 event.reported = self.policy.apply_change(*change)
@@ -157,7 +163,8 @@ class RunningQuery:
                 return self._close(event, closed_at, self._elapsed(started, delta=True))
             if beside is not None:
                 stored = (beside,)  # merged once for both paths
-        dataset = window_dataset(self.spec, window, self.streams, graphs, terms, stored, beside)
+        dataset = window_dataset(self.spec, window, self.streams, graphs, terms, stored, beside,
+                                 self.kept_window)
         ctx = EvalContext(base=self.spec.query.base)
         ctx.functions[TIMESTAMP_FUNCTION] = timestamp_function(window.rows, terms)
         executor = Executor(terms, dataset, ctx, service_client, plans=self.plans)

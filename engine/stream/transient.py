@@ -25,6 +25,7 @@ which this log and the cluster coordinator's log both implement.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -127,6 +128,10 @@ class StreamLog(Protocol):
     def discard(self) -> list: ...
 
 
+def _last_ts(chunk: Chunk) -> int:
+    return chunk.triples.max_ts
+
+
 def local_window_graph(windows: Sequence[Sequence[TimedTriples | TimeSlice]],
                        stored: Sequence[Graph]) -> Graph:
     """The windows' batches read in place in this process, beside the merge
@@ -198,13 +203,19 @@ class TransientLog:
         """Timestamp of the oldest row still in the log."""
         return int(self.chunks[0].ts[0]) if self.chunks else None
 
+    def _first_reaching(self, chunks: list[Chunk], ts: int) -> int:
+        """The position of the first chunk with a row at or after ``ts``
+        (``len(chunks)`` if none): a binary search, since chunks are in time
+        order, so that a window step reads only the chunks it spans, not the
+        log's older ones."""
+        return bisect_left(chunks, ts, key=_last_ts)
+
     def window(self, start: int, end: int) -> list[TimedTriples | TimeSlice]:
         """The batches (or their time slices) holding the rows with ``start <= ts < end``."""
         parts: list[TimedTriples | TimeSlice] = []
-        for c in self.chunks:
-            batch = c.triples
-            if batch.max_ts < start:
-                continue
+        chunks = self.chunks
+        for k in range(self._first_reaching(chunks, start), len(chunks)):
+            batch = chunks[k].triples
             if batch.min_ts >= end:
                 break
             parts.append(batch.between(start, end))
@@ -222,15 +233,13 @@ class TransientLog:
         to arrive if none has): rows keep timestamp order, so the rows of
         ``[start, end)`` are those numbered from ``sequence_at(start)`` to
         ``sequence_at(end)``, for any ``start`` not yet expired."""
-        after = self.total
-        for c in reversed(self.chunks):
-            if c.ts[-1] < ts:
-                break
-            position = int(np.searchsorted(c.ts, ts, side="left"))
-            after = c.first_seq + position if c.seq is None else int(c.seq[position])
-            if position:
-                break
-        return after
+        chunks = self.chunks
+        k = self._first_reaching(chunks, ts)
+        if k == len(chunks):
+            return self.total
+        c = chunks[k]
+        position = int(np.searchsorted(c.ts, ts, side="left"))
+        return c.first_seq + position if c.seq is None else int(c.seq[position])
 
     def time_range(self, start: int, end: int) -> WindowContent:
         """Rows with ``start <= ts < end``, copied in arrival order."""

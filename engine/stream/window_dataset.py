@@ -29,6 +29,7 @@ from engine.sparql.exec import QueryDataset, QueryTerms, merged
 from engine.sparql.expr import ExprError
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import DEFAULT_GRAPH, Graph, MemoryGraph, TimedTriples
+from engine.stream.kept_window import KeptWindow
 from engine.stream.registry import StreamState
 from engine.stream.schedule import WindowSchedule
 from engine.stream.transient import WindowContent, local_window_graph
@@ -98,12 +99,14 @@ def stored_graphs(spec: ContinuousQuery, window: Window, streams: list[StreamSta
 def window_dataset(
     spec: ContinuousQuery, window: Window, streams: list[StreamState], graphs: dict, terms: QueryTerms,
     from_graphs: tuple[Graph, ...] | None = None, default: Graph | None = None,
+    kept: KeptWindow | None = None,
 ) -> QueryDataset:
     """The dataset of ``window`` over the store snapshot's ``graphs``: the
     windows are read in place (:attr:`Window.graph`), beside the stored
     graphs cut as of the window's close. ``from_graphs`` are the
     :func:`stored_graphs`, and ``default`` their merge, if the caller has
-    them already."""
+    them already; ``kept``, what the query keeps of its window from step to
+    step (:mod:`~engine.stream.kept_window`), if it keeps anything."""
 
     def stored(graph_id: int) -> Graph:
         return _cut(graphs.get(graph_id) or MemoryGraph.empty(), window, streams)
@@ -122,7 +125,8 @@ def window_dataset(
                    for w, parts in zip(spec.windows, window.parts, strict=True)}
         return QueryDataset(default, named, windows)
     # C-SPARQL: the default graph is the RDF merge of the windows and the FROM graphs
-    return QueryDataset(window.graph(window.parts, from_graphs), named)
+    parts = window.parts if kept is None else kept.parts(window.parts, from_graphs, window.end_ms)
+    return QueryDataset(window.graph(parts, from_graphs), named)
 
 
 def timestamp_function(window_rows: Callable[[], list[WindowContent]], terms: QueryTerms):
