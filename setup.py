@@ -6,6 +6,10 @@ from setuptools import Extension, setup
 
 setup(ext_modules=cythonize(
     [Extension("engine.sparql.exec.closure_kernel", ["engine/sparql/exec/closure_kernel.pyx"],
+               extra_compile_args=["-O2"]),
+     Extension("engine.store.span_hash_kernel", ["engine/store/span_hash_kernel.pyx"],
+               extra_compile_args=["-O2"]),
+     Extension("engine.store.triple_merge_kernel", ["engine/store/triple_merge_kernel.pyx"],
                extra_compile_args=["-O2"])],
     language_level=3,
 ))
