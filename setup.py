@@ -9,7 +9,7 @@ setup(ext_modules=cythonize(
                extra_compile_args=["-O2"]),
      Extension("engine.store.span_hash_kernel", ["engine/store/span_hash_kernel.pyx"],
                extra_compile_args=["-O2"]),
-     Extension("engine.store.triple_merge_kernel", ["engine/store/triple_merge_kernel.pyx"],
+     Extension("engine.store.sorted_triples_kernel", ["engine/store/sorted_triples_kernel.pyx"],
                extra_compile_args=["-O2"])],
     language_level=3,
 ))

@@ -203,6 +203,13 @@ class MemoryGraph:
     def __len__(self) -> int:
         return len(self.s)
 
+    @cached_property
+    def in_pso_order(self) -> bool:
+        """Whether the columns are sorted by (predicate, subject, object), as
+        a graph built without ``unique`` always is: a sorted batch can then
+        be checked against them directly (engine/store/layered_graph.py)."""
+        return _lex_sorted(self.p, self.s, self.o)
+
     # ------------------------------------------------------------- sort orders
     #: a column sorted along with every order (None: none); see TimedTriples
     _carried: np.ndarray | None = None

@@ -1,11 +1,11 @@
-"""The compiled merge of sorted triple sets (engine/store/triple_merge_kernel.pyx)
+"""The compiled merge of sorted triple sets (engine/store/sorted_triples_kernel.pyx)
 is their set union in (predicate, subject, object) order, and a layered
 graph compacted through it holds exactly its triples, on generated sets that
 overlap, are empty, or repeat values in every column."""
 
 import numpy as np
 import pytest
-from engine.store.triple_merge_kernel import merge_sorted
+from engine.store.sorted_triples_kernel import contains_sorted, merge_sorted
 
 from engine.store.layered_graph import LayeredGraph, make_delta
 from engine.store.memory_graph import MemoryGraph
@@ -29,6 +29,23 @@ def test_the_merge_is_the_sorted_union(seed: int) -> None:
     assert list(zip(p.tolist(), s.tolist(), o.tolist(), strict=True)) == sorted(set(_rows(a)) | set(_rows(b)))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_membership_of_sorted_probes(seed: int) -> None:
+    rng = np.random.default_rng(50 + seed)
+    ids = int(rng.choice([3, 30, 2**31 - 1]))
+    held = _triples(rng, int(rng.integers(0, 4000)), ids)
+    probes = _triples(rng, int(rng.integers(0, 4000)), ids)
+    # some probes the set holds, some twice (repeated probes are allowed)
+    picked = rng.integers(0, max(len(held), 1), int(rng.integers(0, 500))) if len(held) else []
+    s, p, o = (np.concatenate([a, b[picked], b[picked]]) for a, b in
+               ((probes.s, held.s), (probes.p, held.p), (probes.o, held.o)))
+    order = np.lexsort((o, s, p))
+    s, p, o = s[order], p[order], o[order]
+    found = contains_sorted(held.s, held.p, held.o, s, p, o)
+    members = set(_rows(held))
+    assert found.tolist() == [row in members for row in zip(p.tolist(), s.tolist(), o.tolist(), strict=True)]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_compacted_graph_holds_its_triples(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
@@ -38,7 +55,10 @@ def test_a_compacted_graph_holds_its_triples(seed: int) -> None:
     for step in range(4):
         new = _triples(rng, 6_000, 50_000)
         graph = graph.appended(new.s, new.p, new.o, np.full(len(new), step, dtype=np.int64), 0)
-        expected |= set(_rows(new))
+        fresh = set(_rows(new)) - expected
+        # the batch's triples the graph held already are not in its delta
+        assert sorted(fresh) == _rows(graph.deltas[-1].triples)
+        expected |= fresh
     # every stream row is older than the safe bound: the deltas merge into the base
     merged = graph.compacted({0: 10})
     assert not merged.deltas and isinstance(merged.base, MemoryGraph)
