@@ -8,6 +8,12 @@ setup(ext_modules=cythonize(
     [Extension("engine.sparql.exec.closure_kernel", ["engine/sparql/exec/closure_kernel.pyx"],
                extra_compile_args=["-O2"]),
      Extension("engine.sparql.exec.intersection_kernel", ["engine/sparql/exec/intersection_kernel.pyx"],
+               extra_compile_args=["-O2"]),
+     Extension("engine.store.span_hash_kernel", ["engine/store/span_hash_kernel.pyx"],
+               extra_compile_args=["-O2"]),
+     Extension("engine.store.sorted_triples_kernel", ["engine/store/sorted_triples_kernel.pyx"],
+               extra_compile_args=["-O2"]),
+     Extension("engine.stream.batch_scan_kernel", ["engine/stream/batch_scan_kernel.pyx"],
                extra_compile_args=["-O2"])],
     language_level=3,
 ))

@@ -35,6 +35,7 @@ from engine.rdf import is_value
 from engine.store.compact_graph import CompactGraph, holds_values
 from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
+from engine.store.sorted_triples_kernel import contains_sorted, merge_sorted
 from engine.store.union_graph import UnionGraph
 
 #: stream number of deltas that do not come from a stream (no application time)
@@ -130,16 +131,16 @@ class LayeredGraph(UnionGraph):
         self.copies = copies
 
     def _held_by(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
-        """Per triple, the stream of the delta that holds it: ``IN_BASE`` for
-        the base, ``ABSENT`` when the graph does not hold it. Each layer is
-        probed only with the triples the layers before it lack."""
+        """Per triple (sorted by p, s, o), the stream of the delta that holds
+        it: ``IN_BASE`` for the base, ``ABSENT`` when the graph does not hold
+        it. Each layer is probed only with the triples the layers before it lack."""
         held = np.full(len(s), ABSENT, dtype=np.int64)
-        held[self.base.contains(s, p, o)] = IN_BASE
+        held[_contains(self.base, s, p, o)] = IN_BASE
         for d in self.deltas:
             rest = np.flatnonzero(held == ABSENT)
             if not len(rest):
                 break
-            held[rest[d.triples.contains(s[rest], p[rest], o[rest])]] = d.stream
+            held[rest[_contains(d.triples, s[rest], p[rest], o[rest])]] = d.stream
         return held
 
     def appended(
@@ -170,7 +171,7 @@ class LayeredGraph(UnionGraph):
             for c in self.copies:
                 if c.stream == stream:
                     rows = np.flatnonzero(copy)
-                    copy[rows[c.triples.contains(s[rows], p[rows], o[rows])]] = False
+                    copy[rows[_contains(c.triples, s[rows], p[rows], o[rows])]] = False
         copies = (*self.copies, Delta(_rows(s, p, o, copy), ts[copy], stream)) if copy.any() else self.copies
         graph = LayeredGraph(self.base, self.deltas, copies) if copies is not self.copies else self
         return graph._with_delta(Delta(_rows(s, p, o, new), ts[new], stream))
@@ -240,12 +241,13 @@ class LayeredGraph(UnionGraph):
             delta_rows -= sum(_value_rows(d) for d in movable)
         if movable and delta_rows * 4 >= max(len(self.base), 65536):
             base = self.base
+            if not isinstance(base, CompactGraph):
+                merged = _merged_base(base, movable)
+                return LayeredGraph(merged, tuple(pinned), _copies_of(self.copies, pinned))
             s, p, o = base.s, base.p, base.o
             columns = (np.concatenate([s, *(d.triples.s for d in movable)]),
                        np.concatenate([p, *(d.triples.p for d in movable)]),
                        np.concatenate([o, *(d.triples.o for d in movable)]))
-            if not isinstance(base, CompactGraph):
-                return LayeredGraph(MemoryGraph(*columns), tuple(pinned), _copies_of(self.copies, pinned))
             # a compact base stays compact (27 bytes a triple, not up to 96)
             compact, values = split_values(*columns)
             kept = (values, *pinned) if values is not None else tuple(pinned)
@@ -276,6 +278,28 @@ class LayeredGraph(UnionGraph):
 
 def _rows(s: np.ndarray, p: np.ndarray, o: np.ndarray, keep: np.ndarray) -> MemoryGraph:
     return MemoryGraph(s[keep], p[keep], o[keep], unique=True)
+
+
+def _contains(graph: Graph, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """``graph.contains`` for probes sorted by (p, s, o): a forward search of
+    the graph's own columns when they are in that order (every delta is, and
+    a base this module built), so no sort order or hash set is built for a
+    layer that a few batches later is merged away; else the graph's check."""
+    if isinstance(graph, MemoryGraph) and graph.in_pso_order:
+        return contains_sorted(graph.s, graph.p, graph.o, s, p, o)
+    return graph.contains(s, p, o)
+
+
+def _merged_base(base: Graph, movable: list[Delta]) -> MemoryGraph:
+    """The base with the deltas' triples, as one graph: the deltas are made one
+    sorted set (small: they hold at most a quarter of the base), then merged
+    with the base's sorted columns in one linear pass, where a sort of
+    everything would redo the base's order at every compaction."""
+    added = MemoryGraph(np.concatenate([d.triples.s for d in movable]),
+                        np.concatenate([d.triples.p for d in movable]),
+                        np.concatenate([d.triples.o for d in movable]))
+    ordered = MemoryGraph(base.s, base.p, base.o)  # no sort when already in (p, s, o) order
+    return MemoryGraph(*merge_sorted(ordered.s, ordered.p, ordered.o, added.s, added.p, added.o), unique=True)
 
 
 def _merged_by_stream(deltas: list[Delta]) -> list[Delta]:

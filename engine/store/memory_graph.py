@@ -128,6 +128,19 @@ def _lex_sorted(first: np.ndarray, second: np.ndarray, third: np.ndarray) -> boo
     return not (tie & (np.diff(third) < 0)).any()
 
 
+def _run_values(ordered: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted column."""
+    start = np.ones(len(ordered), dtype=bool)
+    start[1:] = ordered[1:] != ordered[:-1]
+    return ordered[start]
+
+
+def _runs(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of a sorted column and how often each occurs."""
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], np.diff(np.append(starts, len(ordered)))
+
+
 class _Order:
     """One sort order of the graph's triples: three columns sorted lexicographically,
     and optionally a fourth column that rides along (a stream batch's timestamps)."""
@@ -190,6 +203,13 @@ class MemoryGraph:
     def __len__(self) -> int:
         return len(self.s)
 
+    @cached_property
+    def in_pso_order(self) -> bool:
+        """Whether the columns are sorted by (predicate, subject, object), as
+        a graph built without ``unique`` always is: a sorted batch can then
+        be checked against them directly (engine/store/layered_graph.py)."""
+        return _lex_sorted(self.p, self.s, self.o)
+
     # ------------------------------------------------------------- sort orders
     #: a column sorted along with every order (None: none); see TimedTriples
     _carried: np.ndarray | None = None
@@ -244,11 +264,10 @@ class MemoryGraph:
         sizes of Wukong's index vertices, computed once per graph."""
         if not len(self):
             return {}
-        preds, counts = np.unique(self.pso.first, return_counts=True)
-        subject_keys = np.unique(self.pso.key) >> 32
-        object_keys = np.unique(self.pos.key) >> 32
-        _, distinct_s = np.unique(subject_keys, return_counts=True)
-        _, distinct_o = np.unique(object_keys, return_counts=True)
+        # the orders are sorted: distinct values are run starts (np.unique would sort again)
+        preds, counts = _runs(self.pso.first)
+        _, distinct_s = _runs(_run_values(self.pso.key) >> 32)
+        _, distinct_o = _runs(_run_values(self.pos.key) >> 32)
         return {
             int(p): (int(n), int(ds), int(do))
             for p, n, ds, do in zip(preds.tolist(), counts.tolist(), distinct_s.tolist(),

@@ -19,20 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.store import span_hash_kernel
+
 SEED = 0x27D4EB2F165667C5
 CHECK_SEED = 0x85EBCA77C2B2AE63
 _K1 = 0x9E3779B185EBCA87
 _K2 = 0xC2B2AE3D27D4EB4F
 _K3 = 0x165667B19E3779F9
 _MASK = (1 << 64) - 1
-_TAIL = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [_MASK], dtype=np.uint64)
-_U = np.uint64
-
-
-def _rotl(x, r: int):
-    return (x << _U(r)) | (x >> _U(64 - r))
-
-
 def hash_strings(data: np.ndarray, offsets: np.ndarray, seed: int = SEED) -> np.ndarray:
     """Hash of each string ``data[offsets[i]:offsets[i+1]]`` (UTF-8 bytes), as int64."""
     return hash_spans(data, offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64), seed)
@@ -40,37 +34,18 @@ def hash_strings(data: np.ndarray, offsets: np.ndarray, seed: int = SEED) -> np.
 
 def hash_spans(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int = SEED) -> np.ndarray:
     """Hash of each string ``data[starts[i]:starts[i] + lengths[i]]``, as int64:
-    the strings may lie anywhere in ``data`` (terms inside a request body)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    # longest first, so the strings that still have a word ``step`` are a prefix
-    order = np.argsort(-lengths, kind="stable")
-    starts = np.asarray(starts, dtype=np.int64)[order]
-    lengths = lengths[order]
-    words_left = -np.sort(-((lengths + 7) // 8))
-    padded = np.zeros(len(data) + 8, dtype=np.uint8)
-    padded[: len(data)] = data
-    # every byte offset read as a little-endian uint64 (unaligned, no copy)
-    words = np.ndarray((len(data) + 1,), dtype="<u8", buffer=padded.data, strides=(1,))
-    with np.errstate(over="ignore"):
-        h = _U(seed) ^ (lengths.astype(np.uint64) * _U(_K1))
-        step = 0
-        active = int(np.count_nonzero(words_left))
-        while active:
-            word = words[starts[:active] + 8 * step]
-            word &= _TAIL[np.minimum(lengths[:active] - 8 * step, 8)]
-            k = _rotl(word * _U(_K2), 31) * _U(_K1)
-            h[:active] = _rotl(h[:active] ^ k, 27) * _U(_K1) + _U(_K3)
-            step += 1
-            active = int(np.count_nonzero(words_left[:active] > step))
-        out = np.empty_like(h)
-        out[order] = h
-        h = out
-        h ^= h >> _U(33)
-        h *= _U(_K2)
-        h ^= h >> _U(29)
-        h *= _U(_K3)
-        h ^= h >> _U(32)
-    return h.view(np.int64)
+    the strings may lie anywhere in ``data`` (terms inside a request body).
+    Compiled (:mod:`engine.store.span_hash_kernel`): the same function as
+    :func:`term_hash`, one loop per span."""
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    if len(starts) != len(lengths):
+        raise ValueError("hash_spans: starts and lengths differ in length")
+    if len(starts) and (int(starts.min()) < 0 or int(lengths.min()) < 0
+                        or int((starts + lengths).max()) > len(data)):
+        raise ValueError("hash_spans: a span lies outside the data")
+    return span_hash_kernel.hash_spans(data, starts, lengths, seed & _MASK).view(np.int64)
 
 
 def _rotl_int(x: int, r: int) -> int:
