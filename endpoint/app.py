@@ -20,7 +20,7 @@ from endpoint.body_limit import BodyLimit
 from endpoint.brokers import Connectors
 from endpoint.brokers.metrics import ConnectorCollector
 from endpoint.brokers.sink_routes import SinkRoutes
-from endpoint.compression import MINIMUM_SIZE, Compression
+from endpoint.compression import Compression, send_whole
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
 from endpoint.errors import OPERATION, error_handlers
@@ -76,8 +76,7 @@ class RivuletApp(Starlette):
             if response is not None:
                 scope[OPERATION] = "query"  # what the whole path would have said
                 # gzip as on the whole path (endpoint.compression); a tiny answer never is
-                await (Compression(response) if len(response.body) >= MINIMUM_SIZE else response)(
-                    scope, receive, send)
+                await send_whole(response, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 

@@ -15,6 +15,7 @@ import zlib
 
 import anyio
 from starlette.datastructures import MutableHeaders
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: answers smaller than this (bytes, whole) are sent as they are: gzip would save nothing worth its time
@@ -169,3 +170,20 @@ def _left_alone(start: Message) -> bool:
             if media_type in UNCOMPRESSED_TYPES:
                 return True
     return False
+
+
+async def send_whole(response: Response, scope: Scope, receive: Receive, send: Send) -> None:
+    """Send a whole (not streamed) ``response`` as :class:`Compression`
+    around it would, with the same head and body, without its per-response
+    machinery unless the answer is gzipped: the short path of ``/sparql``
+    (:class:`endpoint.app.RivuletApp`) sends each small answer so."""
+    headers = response.raw_headers
+    body = response.body
+    if len(body) >= MINIMUM_SIZE and not _left_alone({"headers": headers, "status": response.status_code}):
+        if accepts_gzip(_header(scope, b"accept-encoding")):
+            await Compression(response)(scope, receive, send)
+            return
+        headers = list(headers)
+        MutableHeaders(raw=headers).add_vary_header("Accept-Encoding")
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

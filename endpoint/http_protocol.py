@@ -37,6 +37,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from endpoint.connection_deadlines import DEFAULT_REQUEST_TIMEOUT, DEFAULT_SEND_TIMEOUT, ConnectionDeadlines
+from endpoint.head_holding import HeadHolding
 
 
 def http_protocol(request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
@@ -134,6 +135,8 @@ class HttpProtocol(ConnectionDeadlines, HttpToolsProtocol):
         super().on_headers_complete()
         if self.cycle is not None and self.cycle.scope is self.scope:  # not an upgrade offer
             self.head_received()
+            # the answer's head and body in one write (endpoint.head_holding)
+            self.cycle.transport = HeadHolding(self.transport, self.loop)
 
     def on_body(self, body: bytes) -> None:
         self.body_received(len(body))

@@ -84,3 +84,26 @@ def test_an_h2c_offer_is_declined_and_answered_in_http_1_1(serve, demo_store, ca
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == []
 
+
+
+def test_a_small_answer_leaves_in_one_write(serve, demo_store):
+    """Head and body of a small answer leave together (endpoint/head_holding.py):
+    the first read after each request holds the whole response, on the short
+    path (a repeated query) and on the whole path (the first one, a POST)."""
+    url = serve(demo_store)
+    host, port = url.removeprefix("http://").split(":")
+    ask = quote("ASK { ?river ?p ?o }")
+    requests = [f"GET /sparql?query={ask} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Accept: application/sparql-results+json\r\n\r\n".encode()] * 20
+    requests.insert(0, b"".join(post("/sparql", "application/x-www-form-urlencoded",
+                                     b"query=" + ask.encode(), offer=b"")))
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        for request in requests:
+            sock.sendall(request)
+            first = sock.recv(65536)
+            head, _, body = first.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+            assert lines[0] == "HTTP/1.1 200 OK", first
+            assert len(body) == int(headers["content-length"]), first
+            assert json.loads(body)["boolean"] is True

@@ -51,7 +51,9 @@ _MASTER = re.compile(
     r'|(?P<str2>"(?:[^"\\\r\n]|\\[^\r\n])*")'
     f"|(?P<var>[?$]{_VARNAME})"
     f"|(?P<bnode>_:[{_CHARS_U}0-9](?:[{_CHARS}.]*[{_CHARS}])?)"
-    f"|(?P<pname>(?:{_PREFIX})?:(?:{_LOCAL})?)"
+    # the lookahead fails a keyword at once: a prefix runs up to a ':' (without it
+    # the prefix's pattern backtracks through every shorter word first)
+    f"|(?P<pname>(?=[{_CHARS}.]*+:)(?:{_PREFIX})?:(?:{_LOCAL})?)"
     f"|(?P<dbl>[0-9]+\\.[0-9]*{_EXP}|\\.?[0-9]+{_EXP})"
     r"|(?P<dec>[0-9]*\.[0-9]+)"
     r"|(?P<int>[0-9]+)"
