@@ -96,7 +96,10 @@ def escape_string(text: str, *, tsv: bool = False) -> str:
 def c14n_term(term: Term) -> str:
     """The term in canonical N-Triples (RDF 1.2 N-Triples section 4): as
     :func:`format_term`, with every control character escaped (the store's
-    spelling keeps tab and the like raw)."""
+    spelling keeps tab and the like raw). The dispatch is repeated on purpose:
+    one function taking the escaping as a parameter made :func:`format_term`,
+    which is on the writers' hot paths, about 18% slower a term (measured:
+    best of 7, 100K terms, 264 -> 313 ns)."""
     cls = term.__class__
     if cls is IRI:
         return f"<{term.value}>"
