@@ -348,10 +348,12 @@ def test_the_catalog_of_a_data_directory_is_a_durable_sqlite_file(tmp_path):
     engine.dispose()
 
 
-def _closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+@pytest.fixture
+def closed_port():
+    """A loopback port held bound, not listening, for the test: connections are refused."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 @pytest.mark.parametrize("url, says", [
@@ -361,8 +363,8 @@ def _closed_port() -> int:
     ("sqlite://", "names no file"),
     ("not a url at all :s3cret@", "is not a database URL"),
 ])
-def test_a_url_that_cannot_be_used_is_a_catalog_error_without_the_password(url, says):
-    url = url.format(port=_closed_port())
+def test_a_url_that_cannot_be_used_is_a_catalog_error_without_the_password(url, says, closed_port):
+    url = url.format(port=closed_port)
     with pytest.raises(CatalogError, match=says) as raised:
         Catalog(url)
     assert "s3cret" not in str(raised.value)

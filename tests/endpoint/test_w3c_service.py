@@ -63,11 +63,17 @@ def read_tests() -> list[ServiceTest]:
 TESTS = read_tests() if not suite_missing_reason() else []
 
 
-def closed_port_url() -> str:
+@pytest.fixture
+def closed_port_url():
+    """A loopback URL whose port stays bound, but not listening, for the whole test.
+
+    Connections to it are refused; a port merely free at the start could be
+    taken by one of the test's own servers a moment later (it once was, and
+    the "invalid" endpoint answered).
+    """
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/sparql"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/sparql"
 
 
 def store_with(files) -> Store:
@@ -86,8 +92,8 @@ def test_the_manifest_has_7_tests():
     if t.name in UNSUPPORTED else t
     for t in TESTS
 ], ids=[t.name for t in TESTS])
-def test_w3c_service(test, serve):
-    stores, aliases = [], {UNREACHABLE: closed_port_url()}
+def test_w3c_service(test, serve, closed_port_url):
+    stores, aliases = [], {UNREACHABLE: closed_port_url}
     for iri, files in test.endpoints:
         store = store_with(files)
         aliases[iri] = serve(store) + "/sparql"
