@@ -13,6 +13,7 @@ query's plan as JSON instead of its answer (:meth:`engine.api.Store.explain`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from starlette.requests import Request
@@ -47,6 +48,15 @@ from engine.sparql.syntax import is_registration
 
 #: GET requests whose reading is kept for the short path
 RECENT_GETS = 1024
+#: the keyword of a pattern run by another endpoint (a string or comment naming it only costs a thread hop)
+_SERVICE = re.compile(r"\bservice\b", re.IGNORECASE)
+
+
+def calls_out(text: str) -> bool:
+    """May the query wait on another endpoint (SERVICE)? Such a run waits
+    without using the CPU, so its CPU time says nothing of how long it
+    would hold the event loop (:mod:`endpoint.workers`)."""
+    return _SERVICE.search(text) is not None
 
 
 class SparqlRoute:
@@ -89,7 +99,7 @@ class SparqlRoute:
             return self.store.execute(plan, operation.graphs, operation.named_graphs, should_stop,
                                       self.settings.max_rows, self.settings.union_default_graph)
 
-        result = await self.workers.run_plan(request, shape, run, time_limit)
+        result = await self.workers.run_plan(request, shape, run, time_limit, calls_out(operation.text))
         return await query_response(result, offer, self.workers)
 
     async def _explain(self, request: Request, operation: Operation, plan: A.Query,
@@ -128,7 +138,8 @@ class SparqlRoute:
             if found is None:
                 return None
             plan, shape = found
-            if plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(shape):
+            if (plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(shape)
+                    or calls_out(operation.text)):
                 return None
             offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
             limit = self.settings.max_rows

@@ -42,6 +42,10 @@ from engine.store.union_graph import UnionGraph
 NO_STREAM = -1
 #: merge deltas among themselves beyond this many
 MAX_DELTAS = 16
+#: an update's delta absorbs an earlier update delta this small, or at most
+#: :data:`TIER_RATIO` times its own size (see :meth:`LayeredGraph._with_delta`)
+SMALL_DELTA_ROWS = 4096
+TIER_RATIO = 4
 #: what :meth:`LayeredGraph._held_by` says of a triple the base holds, and of one the graph lacks
 IN_BASE, ABSENT = -2, -3
 
@@ -177,9 +181,28 @@ class LayeredGraph(UnionGraph):
         return graph._with_delta(Delta(_rows(s, p, o, new), ts[new], stream))
 
     def _with_delta(self, delta: Delta) -> LayeredGraph:
+        """A new version with ``delta`` as a member. An update's delta (stored
+        data: no window ever cuts it) first absorbs the earlier update deltas
+        that are small or not much larger than itself, as tiers of an LSM:
+        every member costs each pattern of each query a probe, and a trickle
+        of one-triple updates would otherwise leave up to :data:`MAX_DELTAS`
+        members (measured: a 0.4 ms query at 1M took 1.2-1.8 ms). A triple
+        is merged O(log n) times; stream deltas stay apart, as a window may
+        cut them by timestamp."""
         if not len(delta.ts):
             return self
-        return LayeredGraph(self.base, (*self.deltas, delta), self.copies)
+        deltas = list(self.deltas)
+        if delta.stream == NO_STREAM:
+            for i in range(len(deltas) - 1, -1, -1):
+                older = deltas[i]
+                if older.stream != NO_STREAM:
+                    continue
+                rows = len(older.triples)
+                if rows >= SMALL_DELTA_ROWS and rows > TIER_RATIO * len(delta.triples):
+                    break
+                delta = _merge([older, delta])
+                del deltas[i]
+        return LayeredGraph(self.base, (*deltas, delta), self.copies)
 
     def without(self, gone: MemoryGraph) -> LayeredGraph:
         """A new version without the triples of ``gone`` (SPARQL DELETE): the

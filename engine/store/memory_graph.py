@@ -210,6 +210,14 @@ class MemoryGraph:
         be checked against them directly (engine/store/layered_graph.py)."""
         return _lex_sorted(self.p, self.s, self.o)
 
+    @cached_property
+    def bounds(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
+        """(lowest, highest) ID of each column, None when empty: a union of
+        graphs skips a member whose ranges a pattern's constants miss."""
+        if not len(self):
+            return None
+        return tuple((int(c.min()), int(c.max())) for c in (self.s, self.p, self.o))
+
     # ------------------------------------------------------------- sort orders
     #: a column sorted along with every order (None: none); see TimedTriples
     _carried: np.ndarray | None = None

@@ -5,7 +5,11 @@ stream batch appends a delta instead of rebuilding the base, see
 :mod:`engine.store.layered_graph`), and the default graph of a continuous
 query as its windows plus the stored graphs it names. Members never share a
 triple (callers guarantee it), so a match is just the concatenation of the
-members' matches and counts add up.
+members' matches and counts add up. A member held in memory (a delta) is
+skipped when the ranges of its columns miss the values a pattern asks for:
+each member probed costs every pattern of every query a few NumPy calls,
+and a delta of other predicates (a trickle of updates about something else)
+would otherwise slow every query.
 """
 
 from __future__ import annotations
@@ -28,13 +32,21 @@ class UnionGraph(DerivedColumns):
     def __len__(self) -> int:
         return sum(len(m) for m in self.members)
 
+    def _members_for(self, spans: tuple[tuple[int, int] | None, ...]) -> list[Graph]:
+        """The members that may hold a triple within ``spans`` (per position,
+        the (lowest, highest) ID asked for, None: any)."""
+        if len(self.members) == 1:
+            return self.members
+        return [m for m in self.members if _may_hold(m, spans)]
+
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
-        return sum(m.count(s, p, o) for m in self.members)
+        spans = tuple(None if v is None else (v, v) for v in (s, p, o))
+        return sum(m.count(s, p, o) for m in self._members_for(spans))
 
     def degree_stats(self, p: int | None) -> tuple[int, int, int]:
         """Summed over the members (distinct counts are then an upper bound)."""
         totals = [0, 0, 0]
-        for member in self.members:
+        for member in self._members_for((None, None if p is None else (p, p), None)):
             stats = member.degree_stats(p)
             for i in range(3):
                 totals[i] += stats[i]
@@ -43,7 +55,8 @@ class UnionGraph(DerivedColumns):
     def match(
         self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
     ) -> Matches:
-        parts = [m.match(s, p, o, n_rows) for m in self.members]
+        members = self._members_for((_span(s), _span(p), _span(o))) if n_rows else self.members
+        parts = [m.match(s, p, o, n_rows) for m in members]
         if not parts:
             return EMPTY, EMPTY, EMPTY, EMPTY
         if len(parts) == 1:
@@ -94,3 +107,27 @@ class UnionGraph(DerivedColumns):
 
     def with_changes(self, add: MemoryGraph | None, remove: MemoryGraph | None) -> MemoryGraph:
         return self.materialize().with_changes(add, remove)
+
+
+def _span(column: np.ndarray | None) -> tuple[int, int] | None:
+    """(lowest, highest) value of a bound column, None for a free position."""
+    if column is None or not len(column):
+        return None
+    if len(column) == 1:
+        value = int(column[0])
+        return value, value
+    return int(column.min()), int(column.max())
+
+
+def _may_hold(member: Graph, spans: tuple[tuple[int, int] | None, ...]) -> bool:
+    """False when ``member`` (held in memory) has no triple within ``spans``;
+    True for any other graph, which is simply probed."""
+    if not isinstance(member, MemoryGraph):
+        return True
+    bounds = member.bounds
+    if bounds is None:
+        return False
+    for span, (lowest, highest) in zip(spans, bounds, strict=True):
+        if span is not None and (span[1] < lowest or span[0] > highest):
+            return False
+    return True

@@ -4,6 +4,8 @@ by GET and by POST (a form or a query body) alike, under the same limits."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -102,3 +104,46 @@ def test_the_time_limit_holds_for_a_slow_constant_of_a_fast_shape(serve, how):
         assert slow.status_code == 503
         assert "time limit of 0.5 s" in slow.text
         assert send(client, url, how, SCAN.format("none")).status_code == 200
+
+
+def test_a_run_that_waited_without_using_the_cpu_is_still_answered_on_the_event_loop(
+        serve, people, counted, monkeypatch):
+    """A run slowed by waiting (for the interpreter lock while other threads
+    work, here a sleep) is judged by its CPU time: the shape comes back to the
+    event loop, instead of staying in threads where it would wait again."""
+    url = serve(people) + "/sparql"
+    execute = people.execute
+    waits = {"left": 2}
+
+    def waiting_execute(*args, **kwargs):
+        if waits["left"]:
+            waits["left"] -= 1
+            time.sleep(0.1)  # far above the inline budget on the clock, nothing in CPU
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(people, "execute", waiting_execute)
+    with httpx.Client() as client:
+        for i in range(3):  # parsed, run in a thread, then inline (waiting once more)
+            assert send(client, url, "GET", NAME.format(i)).status_code == 200
+        assert waits["left"] == 0
+        before = dict(counted)
+        for i in range(10, 30):
+            assert send(client, url, "GET", NAME.format(i)).json()["results"]["bindings"] == [
+                {"n": {"type": "literal", "value": f"n{i}"}}]
+    assert counted == before
+
+
+def test_a_query_calling_another_endpoint_never_runs_on_the_event_loop(serve, people, counted):
+    querying = Store()
+    querying.service_endpoints["http://example.org/remote"] = serve(people) + "/sparql"
+    url = serve(querying) + "/sparql"
+    text = ("SELECT ?n WHERE {{ SERVICE <http://example.org/remote> "
+            "{{ <http://example.org/u{0}> <http://example.org/name> ?n }} }}")
+    with httpx.Client(timeout=30) as client:
+        for i in range(6):
+            for how in ("GET", "form"):
+                names = send(client, url, how, text.format(i)).json()["results"]["bindings"]
+                assert [b["n"]["value"] for b in names] == [f"n{i}"]
+    # each of the 12 runs on the querying server took a thread (the remote's
+    # own lookups, counted too, may run inline)
+    assert counted["threads"] >= 12

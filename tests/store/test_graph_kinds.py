@@ -5,7 +5,7 @@ the same way in tests/loader)."""
 import numpy as np
 import pytest
 
-from engine.store import Graph, LayeredGraph, MemoryGraph, UnionGraph
+from engine.store import NO_STREAM, Graph, LayeredGraph, MemoryGraph, UnionGraph
 
 
 def ids(*values):
@@ -43,3 +43,58 @@ def test_degree_stats_of_a_predicate_are_matches_subjects_and_objects():
     assert MemoryGraph(S, P, O).degree_stats(10) == (4, 3, 3)
     assert MemoryGraph(S, P, O).degree_stats(None) == (6, 5, 3)
     assert UnionGraph([]).degree_stats(10) == (0, 0, 0)
+
+
+def _random_members(rng: np.random.Generator) -> list[MemoryGraph]:
+    """Disjoint members over narrow, random ID ranges (so that many miss a probe)."""
+    s, p, o = (rng.integers(1, 60, 400) for _ in range(3))
+    whole = MemoryGraph(s, p, o)  # distinct triples, sorted
+    cuts = np.sort(rng.choice(np.arange(1, len(whole)), size=5, replace=False))
+    members, start = [], 0
+    for stop in [*cuts.tolist(), len(whole)]:
+        # sorted by (p, s, o): each slice holds a narrow predicate range
+        members.append(MemoryGraph(whole.s[start:stop], whole.p[start:stop], whole.o[start:stop]))
+        start = stop
+    return members
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_union_that_skips_members_out_of_range_answers_like_one_graph(seed):
+    rng = np.random.default_rng(seed)
+    members = _random_members(rng)
+    union = UnionGraph(members)
+    reference = MemoryGraph(np.concatenate([m.s for m in members]), np.concatenate([m.p for m in members]),
+                            np.concatenate([m.o for m in members]))
+    for _ in range(40):
+        probe = [None if rng.random() < 0.4 else int(rng.integers(0, 62)) for _ in range(3)]
+        assert union.count(*probe) == reference.count(*probe)
+        assert union.degree_stats(probe[1])[0] == reference.degree_stats(probe[1])[0]
+        n = int(rng.integers(1, 6))
+        columns = [None if v is None else rng.integers(max(v - 3, 0), v + 3, n) for v in probe]
+        got = union.match(*columns, n_rows=n)
+        want = reference.match(*columns, n_rows=n)
+        assert sorted(zip(*(c.tolist() for c in got))) == sorted(zip(*(c.tolist() for c in want)))
+
+
+def test_a_member_whose_ranges_miss_the_pattern_is_not_probed(monkeypatch):
+    near, far = MemoryGraph(ids(1, 2), ids(10, 10), ids(3, 4)), MemoryGraph(ids(1), ids(500), ids(7))
+    union = UnionGraph([near, far])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("probed a member that cannot match")
+
+    monkeypatch.setattr(far, "match", refuse)
+    monkeypatch.setattr(far, "count", refuse)
+    rows, s, p, o = union.match(ids(1, 2), ids(10, 10), None, 2)
+    assert sorted(zip(s.tolist(), o.tolist())) == [(1, 3), (2, 4)]
+    assert union.count(1, 10, None) == 1
+
+
+def test_a_trickle_of_one_triple_updates_keeps_a_few_deltas_and_every_triple():
+    graph = LayeredGraph(MemoryGraph(S, P, O))
+    for k in range(3000):
+        graph = graph.appended(ids(1000 + k), ids(20), ids(k + 1), ids(0), stream=NO_STREAM)
+        assert len(graph.deltas) <= 3
+    assert len(graph) == len(S) + 3000
+    assert graph.count(None, 20, None) == 3000
+    assert graph.count(1000 + 2999, 20, 3000) == 1 and graph.count(1, 10, 2) == 1
