@@ -22,8 +22,8 @@ from engine.api import Store
 
 EX = "http://example.org/"
 SEED = 20261123
-INPUTS = 10_000
-BUDGET_S = 170
+INPUTS = 5_000
+BUDGET_S = 100
 
 QUERIES = [
     f"SELECT ?s ?o WHERE {{ ?s <{EX}p> ?o FILTER(?o > 1) }} ORDER BY ?o LIMIT 5",
@@ -83,7 +83,7 @@ def _size(client: httpx.Client, url: str) -> int:
     return int(answer.text.split()[1])
 
 
-def test_ten_thousand_mutated_requests_never_break_the_server(serve):
+def test_five_thousand_mutated_requests_never_break_the_server(serve):
     store = Store()
     store.update(f"INSERT DATA {{ <{EX}a> <{EX}p> 1 . <{EX}b> <{EX}p> 2 . <{EX}b> <{EX}q> <{EX}a> }}")
     url = serve(store, query_timeout=5.0, max_rows=200_000, max_body_bytes=1 << 20)

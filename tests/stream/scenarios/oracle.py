@@ -442,9 +442,15 @@ class Oracle:
             spelled = {(str(t.subject), str(t.predicate), str(t.object)) for t in answer}
             return Counter({triple: 1 for triple in spelled}), spelled
         names = [v.value for v in answer.variables]
+        # a row's key: (variable, spelling) pairs sorted by variable; the
+        # positions are sorted once, not every row (windows of huge batches
+        # answer hundreds of thousands of rows)
+        order = sorted(range(len(names)), key=names.__getitem__)
+        sorted_names = [names[i] for i in order]
         rows: Counter = Counter()
         for solution in answer:
-            rows[tuple(sorted((name, _spelling(solution[name])) for name in names))] += 1
+            values = tuple(solution)
+            rows[tuple(zip(sorted_names, [_spelling(values[i]) for i in order]))] += 1
         return rows, set()
 
     def _load(self, query: str, dataset: dict[str | None, set[Triple]]) -> pyoxigraph.Store:

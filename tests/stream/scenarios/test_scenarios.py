@@ -20,7 +20,7 @@ from tests.stream.scenarios.shrink import shrink
 
 #: fixed seeds: CI runs the same scenarios every time (the entry point varies them)
 FIRST_SEED = 26_000
-IN_PROCESS = 250
+IN_PROCESS = 150
 CHUNK = 25
 HTTP_SCENARIOS = 5
 
