@@ -20,12 +20,13 @@ run again in a worker thread with the full time limit (queries change
 nothing, so running one again is safe).
 
 The time remembered is the CPU time of the running thread, not the time on
-the clock: with four clients' queries and an update in threads at once, each
-waits for the interpreter lock most of its wall time, so the clock would
-call every small plan slow, keep it off the event loop, and by that keep it
-waiting (measured: a fifth of the throughput once a write had slowed one
-run). A plan that calls another endpoint (SERVICE) waits without using the
-CPU, so it never runs on the event loop (``calls_out``).
+the clock: with several clients' queries and an update in threads at once,
+each waits for the interpreter lock much of its wall time, so the clock
+would call a small plan slow and keep it off the event loop, where it then
+waits again. A run that stalls the loop anyway (a cold memory-mapped page,
+say) still meets :data:`INLINE_LIMIT`, which is wall time. A plan that calls
+another endpoint (SERVICE) waits without using the CPU, so it never runs on
+the event loop (``calls_out``).
 
 A request may ask for a shorter time limit than the server's (its
 ``timeout`` parameter): :meth:`Workers.limit` caps it, and a query with
