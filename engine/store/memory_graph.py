@@ -27,7 +27,7 @@ import numpy as np
 from engine.store.graph import Matches, NeighbourReader, contains_by_match
 from engine.store.key_set import KeySet
 from engine.store.neighbour_lists import KeyedLists
-from engine.store.row_budget import check_rows
+from engine.store.row_budget import check_rows, over_budget
 
 EMPTY = np.zeros(0, dtype=np.int64)
 #: which rows a read keeps, from the column carried along the sort orders
@@ -58,6 +58,21 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
     starts = np.cumsum(counts) - counts
     positions = np.arange(total, dtype=np.int64) - np.repeat(starts - lo, counts)
     return rows, positions
+
+
+def _expand_visible(order: _Order, lo: np.ndarray, hi: np.ndarray,
+                    visible: Visibility) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`expand_ranges` over only the positions ``visible`` keeps, and
+    the row budget charged with those alone: a time slice of a stream batch
+    shares its ranges with the rows of other windows, which are not this
+    step's rows. Costs a pass over the order, so it is taken only when the
+    ranges as a whole are over the budget."""
+    keep = visible(order.carried)
+    kept_positions = np.flatnonzero(keep)
+    before = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(keep, out=before[1:])
+    rows, index = expand_ranges(before[lo], before[np.maximum(hi, lo)])
+    return rows, kept_positions[index]
 
 
 def _no_neighbours(vertex: int) -> Sequence[int]:
@@ -375,10 +390,13 @@ class MemoryGraph:
             rows, pos = _search_third(order, lo, hi, check_third)
             cols = {names[0]: order.first[pos], names[1]: order.second[pos], names[2]: order.third[pos]}
             return rows, cols["s"], cols["p"], cols["o"]
-        rows, pos = expand_ranges(lo, hi)
-        if visible is not None:
-            keep = visible(order.carried[pos])
-            rows, pos = rows[keep], pos[keep]
+        if visible is not None and over_budget(int(np.maximum(hi - lo, 0).sum())):
+            rows, pos = _expand_visible(order, lo, hi, visible)
+        else:
+            rows, pos = expand_ranges(lo, hi)
+            if visible is not None:
+                keep = visible(order.carried[pos])
+                rows, pos = rows[keep], pos[keep]
         cols = {names[0]: order.first[pos], names[1]: order.second[pos], names[2]: order.third[pos]}
         if check_third is not None:
             keep = cols[names[2]] == check_third[rows]

@@ -44,6 +44,13 @@ def check_rows(rows: int) -> None:
     checkpoint()
 
 
+def over_budget(rows: int) -> bool:
+    """Would ``rows`` exceed the current budget? (A step that can still
+    narrow its rows cheaply asks before :func:`check_rows` refuses them.)"""
+    budget = _budget.get()
+    return budget is not None and rows > budget
+
+
 def checkpoint() -> None:
     """Call the current query's checkpoint, if any (it raises to stop the query)."""
     check = _checkpoint.get()

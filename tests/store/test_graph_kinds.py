@@ -5,7 +5,8 @@ the same way in tests/loader)."""
 import numpy as np
 import pytest
 
-from engine.store import NO_STREAM, Graph, LayeredGraph, MemoryGraph, UnionGraph
+from engine.store import NO_STREAM, Graph, LayeredGraph, MemoryGraph, TimedTriples, TimeSlice, UnionGraph
+from engine.store.row_budget import RowBudgetExceeded, row_budget
 
 
 def ids(*values):
@@ -98,3 +99,29 @@ def test_a_trickle_of_one_triple_updates_keeps_a_few_deltas_and_every_triple():
     assert len(graph) == len(S) + 3000
     assert graph.count(None, 20, None) == 3000
     assert graph.count(1000 + 2999, 20, 3000) == 1 and graph.count(1, 10, 2) == 1
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_time_slice_charges_the_row_budget_with_its_own_rows_only(seed):
+    """A window's slice of a stream batch shares its ranges with other
+    windows' rows: the budget counts the slice's matches, so a step is
+    refused exactly when the slice's own rows are over it."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 200))
+    ts = np.sort(rng.integers(0, 100, n))
+    s, p, o = rng.integers(1, 4, n), rng.integers(1, 3, n), rng.integers(1, 1000, n)
+    keys = np.unique(np.stack([s, p, o], axis=1), axis=0, return_index=True)[1]
+    keep = np.sort(keys)  # distinct triples, still in timestamp order
+    batch = TimedTriples(ts[keep], s[keep], p[keep], o[keep], maybe_repeats=False)
+    start = int(rng.integers(0, 90))
+    window = TimeSlice(batch, start, start + int(rng.integers(1, 10)))
+    probe = (ids(1, 2, 3), ids(1, 1, 1), None)
+    inside = (batch.ts >= window.start) & (batch.ts < window.end)
+    rows = zip(batch.s[inside].tolist(), batch.p[inside].tolist(), batch.o[inside].tolist())
+    expected = sorted(row for row in rows if row[1] == 1)
+    with row_budget(len(expected)):
+        _, ms, mp, mo = window.match(*probe, n_rows=3)
+    assert sorted(zip(ms.tolist(), mp.tolist(), mo.tolist())) == expected
+    if expected:
+        with row_budget(len(expected) - 1), pytest.raises(RowBudgetExceeded):
+            window.match(*probe, n_rows=3)
