@@ -3,7 +3,8 @@
 Each input task parses its lines (``parse_lines``), saves the batch's
 statements as four hash columns (32 bytes a statement) for job 2, and sends
 the batch's distinct terms, cut by hash range, through one Spark shuffle:
-a few large records per batch, never one per term. Each dictionary task then
+a few large records per batch, never one per term (the number of ranges grows
+with the input: see :data:`RANGE_INPUT_BYTES`). Each dictionary task then
 owns one hash range: it drops repeats, checks that no two different terms
 share a hash, and writes its terms in hash order. A term's ID is
 ``1 + its hash's rank``, so the ranges, concatenated in order by the driver,
@@ -41,6 +42,13 @@ from engine.store.term_hash import CHECK_SEED, hash_strings
 
 #: bad lines kept for the report when they are skipped
 MAX_SAMPLES = 20
+#: input bytes per dictionary hash range. A range's task holds every spelling
+#: the parse batches sent it, about 2.5 times its share of the input while it
+#: sorts them (2 GB a task for 4 ranges of a 3.2 GB file), so the number of
+#: ranges grows with the input and a task's memory does not
+RANGE_INPUT_BYTES = 128 << 20
+#: a gzip-compressed line file holds about this many times its size in text
+GZIP_RATIO = 8
 
 
 class _ListParam(AccumulatorParam):
@@ -92,6 +100,14 @@ class ParseSettings:
         return f"f{file_no}x" if len(self.files) > 1 else None
 
 
+def range_bits(files: list[Path], parallelism: int) -> int:
+    """log2 of the number of dictionary hash ranges for these input files:
+    at least two per core, and one per :data:`RANGE_INPUT_BYTES` of text."""
+    text_bytes = sum(f.stat().st_size * (GZIP_RATIO if f.name.endswith(".gz") else 1) for f in files)
+    ranges = max(1, 2 * parallelism, -(-text_bytes // RANGE_INPUT_BYTES))
+    return (ranges - 1).bit_length()
+
+
 def hash_range(hashes: np.ndarray, bits: int) -> np.ndarray:
     """Which of ``2**bits`` contiguous hash ranges (in signed order) each hash is in."""
     if bits == 0:
@@ -131,11 +147,13 @@ def process_batch(settings: ParseSettings, counters: Counters, tag: str, file_no
     ranges = hash_range(hashes, settings.hash_bits)
     order = np.argsort(ranges, kind="stable")
     cuts = np.searchsorted(ranges[order], np.arange((1 << settings.hash_bits) + 1))
-    for part in range(1 << settings.hash_bits):
-        sel = order[cuts[part] : cuts[part + 1]]
-        if len(sel):
-            offsets, data = string_buffers(terms.take(pa.array(sel)))
-            yield part, _pack(hashes[sel], offsets, data)
+    # one gather in range order; each part is then a slice (a take per part
+    # would pay Arrow's per-call cost once per range: hundreds a batch)
+    offsets, data = string_buffers(terms.take(pa.array(order)))
+    hashes = hashes[order]
+    for part in np.flatnonzero(np.diff(cuts)).tolist():
+        lo, hi = int(cuts[part]), int(cuts[part + 1])
+        yield part, _pack(hashes[lo:hi], offsets[lo : hi + 1] - offsets[lo], data[offsets[lo] : offsets[hi]])
 
 
 def _line_task(settings: ParseSettings, counters: Counters):
@@ -233,8 +251,7 @@ def build_dictionary(spark: SparkSession, files: list[Path], graph: str | None, 
                      work: Path, terms_dir: Path, counters: Counters) -> Dictionary:
     """Run job 1 and write ``terms_dir``; the statements' hashes stay in ``work``."""
     sc = spark.sparkContext
-    ranges = max(1, 2 * sc.defaultParallelism)
-    bits = (ranges - 1).bit_length()
+    bits = range_bits(files, sc.defaultParallelism)
     settings = ParseSettings(str(work), tuple(str(f) for f in files), graph, abort_on_bad, bits)
     (work / "quads").mkdir(parents=True)
     (work / "pieces").mkdir()

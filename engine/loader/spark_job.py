@@ -42,6 +42,11 @@ SQL_CONF = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "131072",
     "spark.sql.files.maxPartitionBytes": str(64 << 20),
 }
+#: the JVM's heap in local mode: it only moves the shuffles' records (spilling
+#: to disk when they do not fit); the Python tasks do the work. 1 GB loaded
+#: 100M triples with the JVM at 1.5 GB resident; ``--conf spark.driver.memory=``
+#: overrides it
+LOCAL_DRIVER_MEMORY = "1g"
 
 
 @dataclass
@@ -104,7 +109,7 @@ def spark_session(master: str, conf: dict[str, str]):
     builder = SparkSession.builder.master(master).appName("rivulet-load")
     settings = {"spark.ui.showConsoleProgress": "false", **SQL_CONF}
     if local:
-        settings["spark.driver.memory"] = "4g"
+        settings["spark.driver.memory"] = LOCAL_DRIVER_MEMORY
     for key, value in {**settings, **conf}.items():
         builder = builder.config(key, value)
     spark_log = new_log()

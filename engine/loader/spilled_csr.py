@@ -32,9 +32,9 @@ import numpy as np
 from engine.store.csr import id_dtype, offset_dtype, sorted_unique
 
 #: edges of one vertex range sorted in memory at once
-BUCKET_EDGES = 4_000_000
+BUCKET_EDGES = 1_000_000
 #: rows read from a spill file at once
-BLOCK_ROWS = 4_000_000
+BLOCK_ROWS = 1_000_000
 _ROW = np.dtype(np.int64)
 
 
@@ -109,10 +109,9 @@ def build_spilled(spill: Path, direction: int, shard: int, shards: int, n_terms:
     n_local = int(np.flatnonzero(degree)[-1]) + 1
     degree = degree[:n_local]
     preds = np.flatnonzero(present)
-    rank = np.cumsum(present) - 1
     work.mkdir(parents=True, exist_ok=True)
     try:
-        return _write(spill, columns, shard, shards, n_terms, degree, preds, rank, target, work)
+        return _write(spill, columns, shard, shards, n_terms, degree, preds, target, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -136,7 +135,7 @@ def _ranges(degree: np.ndarray) -> np.ndarray:
 
 
 def _write(spill: Path, columns: tuple[int, int, int], shard: int, shards: int, n_terms: int,
-           degree: np.ndarray, preds: np.ndarray, rank: np.ndarray, target: Path, work: Path) -> int:
+           degree: np.ndarray, preds: np.ndarray, target: Path, work: Path) -> int:
     bounds = _ranges(degree)
     ranges = _distribute(spill, columns, shard, shards, bounds, work)
     ids = id_dtype(n_terms)
@@ -148,7 +147,7 @@ def _write(spill: Path, columns: tuple[int, int, int], shard: int, shards: int, 
     triples = np.zeros(len(preds), dtype=np.float64)
     written = 0
     for lo, hi, rows in ranges:
-        local, p_rank, nbr = sorted_unique([rows[0], rank[rows[1]], rows[2]])
+        local, p_rank, nbr = sorted_unique([rows[0], np.searchsorted(preds, rows[1]), rows[2]])
         m = len(nbr)
         new_pair = np.ones(m, dtype=bool)
         if m > 1:
@@ -170,7 +169,7 @@ def _write(spill: Path, columns: tuple[int, int, int], shard: int, shards: int, 
     index_offsets = np.zeros(int(used.sum()) + 1, dtype=np.int64)
     np.cumsum(per_predicate[used], out=index_offsets[1:])
     pair_predicates.save(target / "pair_predicates.npy", ids)
-    _index_pairs(target / "pair_predicates.npy", rank, per_predicate, pairs, target / "index_pairs.npy")
+    _index_pairs(target / "pair_predicates.npy", preds, per_predicate, pairs, target / "index_pairs.npy")
     pair_offsets.save(target / "pair_offsets.npy", offset_dtype(written))
     neighbours.save(target / "neighbours.npy", ids)
     np.save(target / "index_predicates.npy", preds[used].astype(ids))
@@ -207,7 +206,7 @@ def _distribute(spill: Path, columns: tuple[int, int, int], shard: int, shards: 
         yield int(bounds[i]), int(bounds[i + 1]), [np.ascontiguousarray(rows[:, c]) for c in range(3)]
 
 
-def _index_pairs(pair_predicates: Path, rank: np.ndarray, per_predicate: np.ndarray, pairs: int,
+def _index_pairs(pair_predicates: Path, preds: np.ndarray, per_predicate: np.ndarray, pairs: int,
                  target: Path) -> None:
     """Each predicate's pairs in vertex order (``index_pairs``): a counting
     placement over the pairs' predicates, read in blocks."""
@@ -219,7 +218,7 @@ def _index_pairs(pair_predicates: Path, rank: np.ndarray, per_predicate: np.ndar
         np.lib.format.read_magic(f)
         _, _, dtype = np.lib.format.read_array_header_1_0(f)
         while len(block := np.fromfile(f, dtype=dtype, count=BLOCK_ROWS)):
-            r = rank[block]
+            r = np.searchsorted(preds, block)
             order = np.argsort(r, kind="stable")
             grouped = r[order]
             within = np.arange(len(r)) - np.searchsorted(grouped, grouped, "left")

@@ -150,6 +150,27 @@ def test_load_gives_the_same_answers_as_data_loaded_in_memory(spark, tmp_path):
         opened, "SELECT ?x WHERE { ?x <http://example.org/age> ?a FILTER(?a > 50) }")
 
 
+def test_many_dictionary_ranges_write_the_same_store(spark, tmp_path, monkeypatch):
+    """The number of hash ranges grows with the input (a range task's memory
+    must not): a load cut into up to 64 ranges, most of them empty, writes the
+    same files byte for byte as one cut into the default few."""
+    from engine.loader import dictionary_build
+
+    files = ["people.nt", "graphs.nq"]  # line files: their blank-node labels are kept
+    _load(spark, files, tmp_path / "few")
+    text_bytes = sum((DATA / f).stat().st_size for f in files)
+    monkeypatch.setattr(dictionary_build, "RANGE_INPUT_BYTES", -(-text_bytes // 64))
+    assert dictionary_build.range_bits([DATA / f for f in files], 2) == 6
+    _load(spark, files, tmp_path / "many")
+    few, many = (_files(tmp_path / name) for name in ("few", "many"))
+    assert few.keys() == many.keys() and len(few) > 10
+    assert [name for name in few if few[name] != many[name] and name.name != "manifest.json"] == []
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
 def test_blank_nodes_of_different_files_stay_apart(spark, tmp_path):
     _load(spark, ["people.nt", "people.nt"], tmp_path / "store")
     opened = Store.open(tmp_path / "store")
