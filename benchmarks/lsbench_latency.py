@@ -274,6 +274,19 @@ def report(engine: dict[str, Latencies], http: dict[str, Latencies] | None, args
     )
 
 
+def _opened(path: Path, triples: int):
+    """The store ``rivulet load`` wrote, memory-mapped; it must hold as many
+    triples as the generated data (a store of other data would give windows
+    that join nothing)."""
+    from engine.api import Store
+
+    store = Store.open(path)
+    if len(store) != triples:
+        raise SystemExit(f"{path} holds {len(store):,} triples, the generated data {triples:,}: "
+                         "load the N-Quads file of the same --triples and --seed")
+    return store
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--triples", type=int, default=1_000_000)
@@ -286,7 +299,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", help="comma-separated query names to run (default: all)")
     parser.add_argument("--cpu-clock", action="store_true",
                         help="engine latencies in the main thread's CPU time (for a busy machine)")
+    parser.add_argument("--store", type=Path,
+                        help="open this store, `rivulet load`'s output for the same --triples and --seed "
+                             "(benchmarks.scale_load writes that N-Quads file), instead of building the "
+                             "store in memory: the way to 100M; engine latencies only")
     args = parser.parse_args(argv)
+    if args.store and not (args.no_http and args.no_composite):
+        parser.error("--store measures the engine only: add --no-http --no-composite")
     global QUERIES, _clock
     if args.queries:
         QUERIES = tuple(q for q in QUERIES if q.name in args.queries.split(","))
@@ -295,7 +314,7 @@ def main(argv: list[str] | None = None) -> None:
 
     started = time.perf_counter()
     data = generate(args.triples, args.seed)
-    store = load_store(data)
+    store = _opened(args.store, len(data)) if args.store else load_store(data)
     print(f"{len(data):,} stored triples generated and loaded in {time.perf_counter() - started:.1f}s",
           flush=True)
     engine = engine_latencies(store, data, args.scale, args.windows, args.seed, QUERIES)
