@@ -13,8 +13,6 @@ are already the finished dictionary: no join, no global sort.
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from pyspark import AccumulatorParam
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from engine.loader.local_load import return_freed_memory
 from engine.loader.parse_lines import (
     BAD_LINE_MARK,
     ERROR_MARK,
@@ -158,19 +157,6 @@ def process_batch(settings: ParseSettings, counters: Counters, tag: str, file_no
         yield part, _pack(hashes[lo:hi], offsets[lo : hi + 1] - offsets[lo], data[offsets[lo] : offsets[hi]])
 
 
-def release_memory() -> None:
-    """Hand the memory a finished task freed back to the system. Spark keeps
-    its Python workers between tasks, and a worker that parsed a partition
-    otherwise keeps its peak heap (about 300 MB) while idle beside the tasks
-    that run after it."""
-    gc.collect()
-    pa.default_memory_pool().release_unused()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: its allocator keeps what it keeps
-        pass
-
-
 def _line_task(settings: ParseSettings, counters: Counters):
     """mapInArrow over (value, file) batches of lines."""
 
@@ -191,7 +177,7 @@ def _line_task(settings: ParseSettings, counters: Counters):
                 yield pa.RecordBatch.from_pydict(
                     {"part": parts, "payload": payloads},
                     schema=pa.schema([("part", pa.int32()), ("payload", pa.binary())]))
-        release_memory()
+        return_freed_memory()  # Spark reuses this worker: idle, it kept ~300 MB
 
     return run
 
@@ -215,7 +201,7 @@ def _write_range(pieces: str):
         target = Path(pieces) / f"range-{index:06d}"
         _write_terms(unpacked, target)
         del unpacked
-        release_memory()
+        return_freed_memory()  # Spark reuses this worker: idle, it kept ~300 MB
         yield index, str(target)
 
     return run
