@@ -14,6 +14,8 @@ setup(ext_modules=cythonize(
                extra_compile_args=["-O2"]),
      Extension("engine.store.sorted_triples_kernel", ["engine/store/sorted_triples_kernel.pyx"],
                extra_compile_args=["-O2"]),
+     Extension("engine.store.distinct_ids_kernel", ["engine/store/distinct_ids_kernel.pyx"],
+               extra_compile_args=["-O2"]),
      Extension("engine.stream.batch_scan_kernel", ["engine/stream/batch_scan_kernel.pyx"],
                extra_compile_args=["-O2"])],
     language_level=3,

@@ -26,6 +26,7 @@ import uvicorn
 
 from endpoint import connection_deadlines as connections
 from endpoint.app import create_app
+from endpoint.collector import settle_after_start_up
 from endpoint.demo import RIVERS as DEMO_DATA
 from endpoint.http_protocol import http_protocol
 from endpoint.log_format import LOG_FORMATS, configure_logging
@@ -241,7 +242,9 @@ def worker_app():
     given = config["settings"]
     settings = Settings(**{**given, "cors_origins": tuple(given["cors_origins"]),
                            "outbound_allowed": tuple(given["outbound_allowed"])})
-    return create_app(store, settings)
+    app = create_app(store, settings)
+    settle_after_start_up()
+    return app
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from types import FrameType
 import uvicorn
 from starlette.applications import Starlette
 
+from endpoint.collector import settle_after_start_up
 from engine.store import Shutdown
 
 log = logging.getLogger("rivulet.endpoint")
@@ -71,6 +72,7 @@ def serve_until_stopped(app: Starlette, grace: float, on_stopped: Callable[[], N
     host and port), shared by several server processes."""
     options.setdefault("timeout_graceful_shutdown", grace + ANSWER_SECONDS)
     server = GracefulServer(uvicorn.Config(app, **options), app.state.shutdown, grace, on_stopped)
+    settle_after_start_up()
     server.run(sockets=sockets)
     if not server.started:
         sys.exit(STARTUP_FAILURE)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.rdf import Term
+from engine.store.distinct_ids_kernel import unique_with_codes
 
 #: decodes a column of IDs (or keys) into terms (None: unbound)
 Decode = Callable[[np.ndarray], list]
@@ -44,8 +45,8 @@ class ReportedRows:
         """The rows of the ID matrix ``ids``, each distinct ID decoded once."""
         if not ids.size:
             return cls(_objects([]), np.zeros(ids.shape, dtype=np.intp))
-        distinct, inverse = np.unique(ids, return_inverse=True)
-        return cls(_objects(decode(distinct)), inverse.reshape(ids.shape).astype(np.intp, copy=False))
+        distinct, codes = unique_with_codes(np.ascontiguousarray(ids, dtype=np.int64).reshape(-1))
+        return cls(_objects(decode(distinct)), codes.reshape(ids.shape))
 
     @classmethod
     def of_tuples(cls, rows: Sequence[Sequence[Term | None]], width: int) -> ReportedRows:
@@ -75,20 +76,22 @@ class ReportedRows:
 
     def split(self, bounds: Sequence[int]) -> list[ReportedRows]:
         """Rows ``[bounds[i], bounds[i + 1])`` as one report each, with only
-        the terms it names, as :meth:`take` gives them: one sort of all the
-        parts' positions (a group's report split by query), where a take per
+        the terms it names, as :meth:`take` gives them: one hash pass over all
+        the parts' positions (a group's report split by query), where a take per
         part would pay NumPy's per-call cost a part at a time."""
         count = len(bounds) - 1
         if not self.index.size:
             return [ReportedRows(self.terms[:0], self.index[bounds[i]:bounds[i + 1]]) for i in range(count)]
         n, width = self.index.shape
         part = np.repeat(np.arange(count), np.diff(bounds))
-        distinct, inverse = np.unique((part[:, None] * len(self.terms) + self.index).ravel(),
-                                      return_inverse=True)
-        inverse = inverse.reshape(n, width)
+        keys = (part[:, None] * len(self.terms) + self.index).astype(np.int64, copy=False).ravel()
+        distinct, inverse = unique_with_codes(keys)
         terms = self.terms[distinct % len(self.terms)]
-        starts = np.searchsorted(distinct // len(self.terms), np.arange(count + 1)).tolist()
-        return [ReportedRows(terms[starts[i]:starts[i + 1]], inverse[bounds[i]:bounds[i + 1]] - starts[i])
+        starts = np.searchsorted(distinct // len(self.terms), np.arange(count + 1))
+        # positions within each part's own terms, for all parts in one subtraction
+        local = inverse.reshape(n, width) - starts[part][:, None]
+        starts = starts.tolist()
+        return [ReportedRows(terms[starts[i]:starts[i + 1]], local[bounds[i]:bounds[i + 1]])
                 for i in range(count)]
 
     def repeated(self, counts: np.ndarray) -> ReportedRows:

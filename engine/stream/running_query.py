@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -67,6 +68,16 @@ class QueryProgress:
     events: list[WindowEvent]
 
 
+@lru_cache(maxsize=1024)
+def _stream_windows(names: tuple[tuple[str, str | None], ...],
+                    bounds: tuple[tuple[int, int], ...]) -> tuple[WindowBounds, ...]:
+    """An event's stream windows, made once for all the queries that report
+    the same ones at the same close (a group of K queries: K events, one
+    tuple; it is immutable)."""
+    return tuple(WindowBounds(stream, name, start, end)
+                 for (stream, name), (start, end) in zip(names, bounds, strict=True))
+
+
 class RunningQuery:
     """One registered query: evaluates its due windows and publishes their events."""
 
@@ -108,6 +119,11 @@ class RunningQuery:
         self.shape = shared_shape(spec)
         #: a small number equal for the registered queries of one shape (the engine's)
         self.shape_id: int | None = None
+        #: the dictionary and the IDs of the shape's constants once all are pinned
+        #: (:mod:`~engine.stream.shared_plan`'s, which looks them up at every window until then)
+        self.constant_ids: tuple | None = None
+        #: the key of this query's clock cohort (the engine's; :mod:`~engine.stream.clock_cohorts`)
+        self.clock_key: tuple | None = None
         #: a small number equal for the registered copies of this query (the engine's;
         #: :mod:`~engine.stream.duplicates`), None for a query that shares with none
         self.duplicate_id: int | None = None
@@ -124,7 +140,7 @@ class RunningQuery:
         #: windows answered without evaluation, their inputs unchanged
         self.unchanged_windows = 0
         #: each window's (stream IRI, name or None), as its events name it
-        self._window_names = [(w.stream.value, w.name.value if w.name else None) for w in spec.windows]
+        self._window_names = tuple((w.stream.value, w.name.value if w.name else None) for w in spec.windows)
 
     def due(self) -> int | None:
         """The close of the next window this query reports, once its data is
@@ -295,10 +311,8 @@ class RunningQuery:
         """The next numbered event, for the evaluation of ``[start_ms, end_ms)``
         whose stream windows have ``bounds``."""
         self.sequence += 1
-        windows = tuple(WindowBounds(stream, name, start, end)
-                        for (stream, name), (start, end) in zip(self._window_names, bounds, strict=True))
         return WindowEvent(self.spec.name, self.sequence, start_ms, end_ms, self.spec.query.form,
-                           self.variable_names, windows=windows)
+                           self.variable_names, windows=_stream_windows(self._window_names, tuple(bounds)))
 
     def _bounds(self, close: int) -> tuple[int, int, Sequence[tuple[int, int]]]:
         """The bounds an evaluation at ``close`` is reported with (as

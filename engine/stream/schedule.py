@@ -74,12 +74,17 @@ class WindowSchedule:
     def due(self) -> int | None:
         """The instant (ms, or sequence number for count windows) of the next
         evaluation if all its data has arrived, else None."""
-        if self.next_index is None:
-            return None
+        return None if self.next_index is None else self.due_at(self.next_index)
+
+    def due_at(self, index: int) -> int | None:
+        """As :meth:`due`, for a clock at ``index``: a clock further on is due
+        only if this one is (a watermark or triple count reaching a close has
+        reached every earlier one), so :mod:`~engine.stream.clock_cohorts`
+        asks it once for the least index of many clocks."""
         if self.count is not None:
-            close = self.next_index * self.count
+            close = index * self.count
             return close if self.streams[0].log.total >= close else None
-        close = self.next_index * self.unit
+        close = index * self.unit
         for s in self.streams:
             if s.watermark is None or s.watermark < close:
                 return None
@@ -104,7 +109,11 @@ class WindowSchedule:
         instant where windows of two STEPs close counts twice)."""
         if self.count is not None or self.next_index is None:
             return 0
-        return closes_between(self.next_index * self.unit - 1, watermark, self.steps)
+        return self.windows_until_at(self.next_index, watermark)
+
+    def windows_until_at(self, index: int, watermark: int) -> int:
+        """As :meth:`windows_until`, for a time-window clock at ``index``."""
+        return closes_between(index * self.unit - 1, watermark, self.steps)
 
     def bounds(self, instant: int) -> list[tuple[int, int]]:
         """Each time window's ``[start, end)`` at ``instant``: its latest window
@@ -112,32 +121,35 @@ class WindowSchedule:
         closes = (latest_close(instant, step) for step in self.steps)
         return [(close - range_ms, close) for close, range_ms in zip(closes, self.ranges, strict=True)]
 
-    def pending_close_ms(self) -> int | None:
-        """Smallest application time a future evaluation reads the store as of."""
-        if self.next_index is None or self.count is not None:
-            return None
-        return self.next_index * self.unit
-
     def oldest_needed(self) -> tuple[int | None, int | None]:
         """``(ts, seq)`` before which this query needs no transient data: the
         earliest start of a window at the next instant (later instants start
         later)."""
         if self.next_index is None:
             return None, None
+        return self.oldest_needed_at(self.next_index)
+
+    def oldest_needed_at(self, index: int) -> tuple[int | None, int | None]:
+        """As :meth:`oldest_needed`, for a clock at ``index``: never later
+        than at a greater index."""
         if self.count is not None:
-            return None, (self.next_index - 1) * self.count
-        key = (self.next_index, self.lookback_ms)
+            return None, (index - 1) * self.count
+        key = (index, self.lookback_ms)
         if self._oldest_key != key:  # asked at every batch and heartbeat, moves only when windows fire
-            start = min(start for start, _ in self.bounds(self.next_index * self.unit))
+            start = min(start for start, _ in self.bounds(index * self.unit))
             self._oldest_key, self._oldest_ts = key, start - self.lookback_ms
         return self._oldest_ts, None
 
     def store_bound(self, state: StreamState) -> int | None:
         """The earliest application time from which the deltas of ``state`` in
         the store must keep their timestamps for this query's pending windows."""
-        pending = self.pending_close_ms()
-        if pending is None and self.count is not None:
+        return self.store_bound_at(self.next_index, state)
+
+    def store_bound_at(self, index: int | None, state: StreamState) -> int | None:
+        """As :meth:`store_bound`, for a clock at ``index`` (None: not
+        started): never later than at a greater index."""
+        if self.count is not None:
             # a count window reads the store as of its last item: keep
             # everything still in the log apart
             return state.log.first_ts() if state.log.chunks else state.watermark
-        return pending
+        return None if index is None else index * self.unit

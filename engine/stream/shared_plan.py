@@ -69,10 +69,23 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
 
 def _seeds(group: list[RunningQuery], terms: QueryTerms) -> Solutions:
     """One row per query: its constants in the placeholder columns, its number."""
-    shapes = [running.shape for running in group]
-    columns = {
-        placeholder(i): np.array([terms.encode(shape.constants[i]) for shape in shapes], dtype=np.int64)
-        for i in range(len(shapes[0].constants))
-    }
+    rows = np.array([_constant_ids(running, terms) for running in group], dtype=np.int64)
+    rows = rows.reshape(len(group), len(group[0].shape.constants))
+    columns = {placeholder(i): rows[:, i] for i in range(rows.shape[1])}
     columns[QUERY_NUMBER] = np.arange(len(group), dtype=np.int64)
     return Solutions(columns, len(group))
+
+
+def _constant_ids(running: RunningQuery, terms: QueryTerms) -> tuple[int, ...]:
+    """The IDs of a query's constants; kept on the query once all are pinned
+    (such an ID is never freed nor reused), so that a group of K queries does
+    not look up K spellings in the dictionary at every window."""
+    dictionary = terms.dictionary
+    kept = running.constant_ids
+    if kept is not None and kept[0] is dictionary:
+        return kept[1]
+    pinned = tuple(dictionary.lookup_pinned(term) for term in running.shape.constants)
+    if all(pinned):
+        running.constant_ids = (dictionary, pinned)
+        return pinned
+    return tuple(terms.encode(term) for term in running.shape.constants)

@@ -55,6 +55,7 @@ from engine.store import (
     row_budget,
 )
 from engine.stream.batch_rows import batch_rows
+from engine.stream.clock_cohorts import ClockCohorts
 from engine.stream.duplicates import duplicate_key, fan_out
 from engine.stream.errors import (
     BadRegistration,
@@ -120,6 +121,8 @@ class StreamEngine:
         self._lock = threading.RLock()
         self.streams: dict[str, StreamState] = {}
         self.queries: dict[str, RunningQuery] = {}
+        #: the queries' clocks by cohort (per-batch bookkeeping a step per cohort)
+        self._clocks = ClockCohorts()
         self._next_stream_number = 0
         #: a number per shared shape key (grouping by a small int, not by the key)
         self._shape_ids: dict[tuple, int] = {}
@@ -310,14 +313,10 @@ class StreamEngine:
         the wrong unit, a clock in seconds...): every window must be
         reported, and that many would hold the server for minutes. The bound
         is per request, whatever the number of queries reading the stream."""
-        pending: dict[str, int] = {}
-        for running in self.queries.values():
-            if state in running.streams:
-                windows = running.schedule.windows_until(watermark)
-                if windows > 0:
-                    pending[running.spec.name] = windows
-        total = sum(pending.values())
+        total = sum(cohort.windows_until(watermark) for cohort in self._clocks.reading(state))
         if total > MAX_WINDOWS_AT_ONCE:
+            pending = {running.spec.name: running.schedule.windows_until(watermark)
+                       for running in self.queries.values() if state in running.streams}
             largest = sorted(pending.items(), key=lambda item: -item[1])[:3]
             listed = ", ".join(f"{count:,} of query {name!r}" for name, count in largest)
             more = f" and {len(pending) - len(largest)} more queries" if len(pending) > len(largest) else ""
@@ -388,9 +387,8 @@ class StreamEngine:
                                state.number)
                 state.log.append(ts, s, p, o, index=self._has_readers(state), txn=txn)
                 terms.hold(np.concatenate([s, p, o]))
-                for query in self.queries.values():
-                    if state in query.streams:
-                        query.schedule.start_at(int(ts[0]))
+                for cohort in self._clocks.reading(state):
+                    cohort.start_at(int(ts[0]))
                 # the commit compacts within the bounds handed down: they must cover this batch
                 # (a query's clock starts with it, a count window's log holds it)
                 self._hand_down_retention()
@@ -404,7 +402,7 @@ class StreamEngine:
         return logged
 
     def _has_readers(self, state: StreamState) -> bool:
-        return any(state in query.streams for query in self.queries.values())
+        return any(True for _ in self._clocks.reading(state))
 
     # ------------------------------------------------------------------ queries
     def register(self, text: str, base: str | None = None) -> RunningQuery:
@@ -448,6 +446,7 @@ class StreamEngine:
                 running.duplicate_id = self._duplicate_ids.setdefault(key, len(self._duplicate_ids))
                 self._copies[running.duplicate_id] += 1
             self.queries[spec.name] = running
+            running.clock_key = self._clocks.add(running.schedule)
             self._hand_down_retention()
             return running
 
@@ -457,6 +456,7 @@ class StreamEngine:
                 raise UnknownQuery(f"unknown query {name!r}")
             position = self.journal.log_unregister(name) if self.journal is not None else None
             running = self.queries.pop(name)
+            self._clocks.remove(running.clock_key, running.schedule)
             if running.duplicate_id is not None:
                 self._copies[running.duplicate_id] -= 1
             running.close()
@@ -509,7 +509,15 @@ class StreamEngine:
         while progress:
             progress = False
             copies: dict[tuple[int, int], list[RunningQuery]] = {}
+            # whether a cohort's clocks may be due: asked once per cohort, and
+            # again after a window emits into a stream (its watermark moves)
+            may_be_due: dict[tuple, bool] = {}
             for running in list(self.queries.values()):
+                key = running.clock_key
+                if key not in may_be_due:
+                    may_be_due[key] = self._clocks.get(key).may_be_due()
+                if not may_be_due[key]:
+                    continue
                 if running.shape_id is not None or self._copies[running.duplicate_id] > 1:
                     close = running.due()
                     if close is not None:
@@ -518,6 +526,8 @@ class StreamEngine:
                 while (close := running.due()) is not None:
                     self._publish(running, self._evaluate(running, close, received), fired)
                     progress = True
+                    if running.spec.output_stream is not None:
+                        may_be_due.clear()
             groups: dict[tuple[int, int], list[RunningQuery]] = {}
             led: dict[RunningQuery, WindowEvent] = {}  # each leader's event, for its copies
             for (_, close), (leader, *others) in copies.items():
@@ -624,14 +634,9 @@ class StreamEngine:
         terms = self.store.quad_store.terms
         read: set[int] = set()  # ids of the streams some query reads
         oldest: dict[int, tuple[int | None, int | None]] = {}  # by id of the stream
-        seen: set[tuple] = set()  # copies of a query at the same instant need the same
-        for q in self.queries.values():
-            ts, seq = q.schedule.oldest_needed()  # once per query, whatever it reads
-            key = (ts, seq, *map(id, q.streams))
-            if key in seen:
-                continue
-            seen.add(key)
-            for state in q.streams:
+        for cohort in self._clocks:
+            ts, seq = cohort.oldest_needed()
+            for state in cohort.streams:
                 read.add(id(state))
                 if ts is None and seq is None:
                     continue
@@ -664,16 +669,9 @@ class StreamEngine:
         their timestamps. They move when a query is registered or unregistered,
         when windows fire and when the log is reclaimed."""
         bounds: dict[int, int] = {}
-        seen: set[tuple] = set()  # time windows: copies at the same instant have the same bounds
-        for query in list(self.queries.values()):
-            pending = query.schedule.pending_close_ms()
-            if pending is not None:
-                key = (pending, *map(id, query.streams))
-                if key in seen:
-                    continue
-                seen.add(key)
-            for state in query.streams:
-                bound = query.schedule.store_bound(state)
+        for cohort in self._clocks:
+            for state in cohort.streams:
+                bound = cohort.store_bound(state)
                 if bound is not None:
                     bounds[state.number] = min(bounds.get(state.number, bound), bound)
         return bounds

@@ -1,0 +1,40 @@
+"""The compiled distinct-values pass (engine/store/distinct_ids_kernel.pyx)
+gives what ``np.unique`` gives (in order of first occurrence, or sorted), on generated
+columns: empty, one value, few values repeated many times, all distinct
+(the table doubles many times), negative and extreme 64-bit values, and
+values whose hashes collide (multiples of a large power of two)."""
+
+import numpy as np
+import pytest
+from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with_codes
+
+
+def _column(rng: np.random.Generator) -> np.ndarray:
+    n = int(rng.choice([0, 1, 2, 7, 1023, 1024, 1025, 5000, 70_000]))
+    kind = rng.integers(0, 4)
+    if kind == 0:  # few values, many repeats
+        return rng.integers(-3, 4, n).astype(np.int64)
+    if kind == 1:  # mostly distinct
+        return rng.integers(-(2**62), 2**62, n).astype(np.int64)
+    if kind == 2:  # the extremes and 0
+        return rng.choice(np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1, 1]), n)
+    return rng.integers(0, max(n // 3, 1), n).astype(np.int64) << 40  # the same low bits
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_codes_are_positions_among_distinct_values_in_first_occurrence_order(seed: int) -> None:
+    values = _column(np.random.default_rng(seed))
+    distinct, codes = first_occurrence_codes(values)
+    assert codes.dtype == np.intp and distinct.dtype == np.int64
+    assert np.array_equal(distinct[codes], values)
+    expected, first = np.unique(values, return_index=True)
+    assert len(distinct) == len(expected)
+    assert np.array_equal(distinct, values[np.sort(first)])
+
+
+@pytest.mark.parametrize("seed", range(40, 60))
+def test_unique_with_codes_is_numpys_unique(seed: int) -> None:
+    values = _column(np.random.default_rng(seed))
+    distinct, codes = unique_with_codes(values)
+    expected, inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct, expected) and np.array_equal(codes, inverse)
