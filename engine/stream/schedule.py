@@ -92,7 +92,7 @@ class WindowSchedule:
 
     def advance(self) -> None:
         """The next evaluation is done: on to the following instant."""
-        if self.count is not None:
+        if self.count is not None or self.step_ms is not None:  # one STEP: the unit is that STEP
             self.next_index += 1
         else:
             self.next_index = next_instant_after(self.next_index * self.unit, self.steps) // self.unit

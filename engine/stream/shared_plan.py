@@ -19,6 +19,7 @@ other query is evaluated alone (:meth:`RunningQuery.evaluate`).
 from __future__ import annotations
 
 import time
+from operator import attrgetter
 
 import numpy as np
 
@@ -33,6 +34,8 @@ from engine.stream.window_dataset import read_window, window_dataset
 
 #: the seed column that numbers the queries of a group (not a SPARQL variable name)
 QUERY_NUMBER = "#query"
+#: a query's report policy (RSTREAM, ISTREAM, DSTREAM), read in C for a group of K
+_REPORT = attrgetter("policy.report")
 
 
 def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: QuadStore,
@@ -54,7 +57,7 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
     for k, name in enumerate(first.variable_names):
         ids[:, k] = solutions.column(name)[order]
     rows = WindowRows(ids, terms.dictionary, terms.decode_column)
-    if all(running.policy.report == "RSTREAM" for running in group):
+    if all(report == "RSTREAM" for report in map(_REPORT, group)):
         # every row is reported: decoded once for the group (each distinct ID
         # once) and split by query in one step
         parts = rows.reported().split(bounds)
