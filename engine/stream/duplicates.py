@@ -40,8 +40,6 @@ def fan_out(leader_event: WindowEvent, answer, copies: list[RunningQuery], close
     leader reported with ``leader_event``, whose whole answer (before the
     leader's report policy) is ``answer``; a failed window fails for every
     copy with the same error (it was the same evaluation)."""
-    if not copies:
-        return []
     if leader_event.error is not None:
         return [running.fail(close, closed_at, leader_event.error, 0.0) for running in copies]
     bounds = tuple((w.start_ms, w.end_ms) for w in leader_event.windows)

@@ -61,7 +61,8 @@ def evaluate_group(group: list[RunningQuery], shape: SharedShape, quad_store: Qu
         # every row is reported: decoded once for the group (each distinct ID
         # once) and split by query in one step
         parts = rows.reported().split(bounds)
-        answers = [WindowRows(ids[bounds[k]:bounds[k + 1]], terms.dictionary, terms.decode_column, part)
+        dictionary, decode = terms.dictionary, terms.decode_column
+        answers = [WindowRows(ids[bounds[k]:bounds[k + 1]], dictionary, decode, part)
                    for k, part in enumerate(parts)]
     else:
         answers = [rows.take(bounds[k], bounds[k + 1]) for k in range(len(group))]

@@ -545,9 +545,10 @@ class StreamEngine:
             for (_, close), (leader, *others) in copies.items():
                 event = led[leader]
                 self._publish(leader, event, fired)
-                copied = fan_out(event, leader.hand_over(), others, close, received)
-                for running, copy in zip(others, copied, strict=True):
-                    self._publish(running, copy, fired)
+                if others:  # a leader of no copies kept nothing for them
+                    copied = fan_out(event, leader.hand_over(), others, close, received)
+                    for running, copy in zip(others, copied, strict=True):
+                        self._publish(running, copy, fired)
             progress = progress or bool(copies)
 
     def _evaluate(self, running: RunningQuery, close: int, received: float) -> WindowEvent:
