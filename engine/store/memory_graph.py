@@ -24,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.store.distinct_ids import unique_inverse
 from engine.store.graph import Matches, NeighbourReader, contains_by_match
 from engine.store.key_set import KeySet
 from engine.store.neighbour_lists import KeyedLists
@@ -183,7 +184,7 @@ class _Order:
             # (measured: 200K probes into 300K keys, 61 ms -> 12 ms), and a join
             # column usually repeats its values: probe each distinct key once
             # (unless the caller did: then the keys are already in order)
-            distinct, inverse = np.unique(keys, return_inverse=True)
+            distinct, inverse = unique_inverse(keys)
             lo = np.searchsorted(self.key, distinct, side="left")[inverse]
             hi = np.searchsorted(self.key, distinct, side="right")[inverse]
         else:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.rdf import Term
-from engine.store.distinct_ids_kernel import unique_with_codes
+from engine.store.distinct_ids import unique_inverse
 
 #: decodes a column of IDs (or keys) into terms (None: unbound)
 Decode = Callable[[np.ndarray], list]
@@ -45,7 +45,7 @@ class ReportedRows:
         """The rows of the ID matrix ``ids``, each distinct ID decoded once."""
         if not ids.size:
             return cls(_objects([]), np.zeros(ids.shape, dtype=np.intp))
-        distinct, codes = unique_with_codes(np.ascontiguousarray(ids, dtype=np.int64).reshape(-1))
+        distinct, codes = unique_inverse(ids.reshape(-1))
         return cls(_objects(decode(distinct)), codes.reshape(ids.shape))
 
     @classmethod
@@ -85,7 +85,7 @@ class ReportedRows:
         n, width = self.index.shape
         part = np.repeat(np.arange(count), np.diff(bounds))
         keys = (part[:, None] * len(self.terms) + self.index).astype(np.int64, copy=False).ravel()
-        distinct, inverse = unique_with_codes(keys)
+        distinct, inverse = unique_inverse(keys)
         terms = self.terms[distinct % len(self.terms)]
         starts = np.searchsorted(distinct // len(self.terms), np.arange(count + 1))
         # positions within each part's own terms, for all parts in one subtraction

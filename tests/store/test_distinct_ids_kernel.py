@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with_codes
 
+from engine.store.distinct_ids import unique_inverse
+
 
 def _column(rng: np.random.Generator) -> np.ndarray:
     n = int(rng.choice([0, 1, 2, 7, 1023, 1024, 1025, 5000, 70_000]))
@@ -38,3 +40,14 @@ def test_unique_with_codes_is_numpys_unique(seed: int) -> None:
     distinct, codes = unique_with_codes(values)
     expected, inverse = np.unique(values, return_inverse=True)
     assert np.array_equal(distinct, expected) and np.array_equal(codes, inverse)
+
+
+@pytest.mark.parametrize("seed", range(60, 72))
+def test_unique_inverse_is_numpys_unique_whatever_the_column(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = _column(rng)
+    dtype = rng.choice([np.int64, np.int32, np.uint64, np.float64])
+    values = values.astype(dtype)[:: int(rng.integers(1, 3))]  # some not contiguous
+    distinct, inverse = unique_inverse(values)
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse)

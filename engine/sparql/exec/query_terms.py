@@ -25,6 +25,7 @@ from engine.rdf import (
     TripleTerm,
     numeric_value,
 )
+from engine.store.distinct_ids import unique_inverse
 
 #: columns at least this long are decoded a distinct ID at a time
 DEDUPLICATE_FROM = 256
@@ -38,7 +39,7 @@ def decode_repeating(ids: np.ndarray, decode: Callable[[np.ndarray], list]) -> l
     if len(ids) == 0:
         return []
     if len(ids) >= DEDUPLICATE_FROM and _repeats(ids):
-        distinct, inverse = np.unique(ids, return_inverse=True)
+        distinct, inverse = unique_inverse(ids)
         if len(distinct) * 2 <= len(ids):
             terms = np.empty(len(distinct), dtype=object)
             for i, term in enumerate(decode(distinct)):
