@@ -29,9 +29,11 @@ def clock_key(schedule: WindowSchedule) -> tuple:
 
 class ClockCohort:
     """The clocks of one key: ``model`` (the first member) does the
-    arithmetic, each member's ``next_index`` says where it stands."""
+    arithmetic, each member's ``next_index`` says where it stands. Compared
+    by identity (a dictionary key per round costs no tuple hash)."""
 
-    def __init__(self, model: WindowSchedule) -> None:
+    def __init__(self, key: tuple, model: WindowSchedule) -> None:
+        self.key = key
         self.model = model
         self.streams: list[StreamState] = model.streams
         #: the members' clocks, by id (registration order)
@@ -78,27 +80,23 @@ class ClockCohorts:
     def __init__(self) -> None:
         self._by_key: dict[tuple, ClockCohort] = {}
 
-    def add(self, schedule: WindowSchedule) -> tuple:
-        """A registered query's clock joins its cohort; returns the cohort's key."""
+    def add(self, schedule: WindowSchedule) -> ClockCohort:
+        """A registered query's clock joins its cohort, which is returned."""
         key = clock_key(schedule)
         cohort = self._by_key.get(key)
         if cohort is None:
-            cohort = self._by_key[key] = ClockCohort(schedule)
+            cohort = self._by_key[key] = ClockCohort(key, schedule)
         cohort.members[id(schedule)] = schedule
-        return key
+        return cohort
 
-    def remove(self, key: tuple, schedule: WindowSchedule) -> None:
+    def remove(self, cohort: ClockCohort, schedule: WindowSchedule) -> None:
         """An unregistered query's clock leaves its cohort (gone once empty)."""
-        cohort = self._by_key[key]
         del cohort.members[id(schedule)]
         if not cohort.members:
-            del self._by_key[key]
+            del self._by_key[cohort.key]
 
     def __iter__(self) -> Iterator[ClockCohort]:
         return iter(self._by_key.values())
-
-    def get(self, key: tuple) -> ClockCohort:
-        return self._by_key[key]
 
     def reading(self, state: StreamState) -> Iterator[ClockCohort]:
         """The cohorts whose clocks read ``state``."""

@@ -33,6 +33,7 @@ from engine.sparql.plan import HeldOrders
 from engine.sparql.syntax import ContinuousQuery
 from engine.store import QuadStore
 from engine.stream.broadcast import Broadcast
+from engine.stream.clock_cohorts import ClockCohort
 from engine.stream.events import WindowBounds, WindowError, WindowEvent
 from engine.stream.id_rows import IdMultiset, WindowRows
 from engine.stream.incremental import IncrementalWindows, delta_shape
@@ -122,8 +123,8 @@ class RunningQuery:
         #: the dictionary and the IDs of the shape's constants once all are pinned
         #: (:mod:`~engine.stream.shared_plan`'s, which looks them up at every window until then)
         self.constant_ids: tuple | None = None
-        #: the key of this query's clock cohort (the engine's; :mod:`~engine.stream.clock_cohorts`)
-        self.clock_key: tuple | None = None
+        #: this query's clock cohort (the engine's; :mod:`~engine.stream.clock_cohorts`)
+        self.clock: ClockCohort | None = None
         #: a small number equal for the registered copies of this query (the engine's;
         #: :mod:`~engine.stream.duplicates`), None for a query that shares with none
         self.duplicate_id: int | None = None

@@ -55,7 +55,7 @@ from engine.store import (
     row_budget,
 )
 from engine.stream.batch_rows import batch_rows
-from engine.stream.clock_cohorts import ClockCohorts
+from engine.stream.clock_cohorts import ClockCohort, ClockCohorts
 from engine.stream.duplicates import duplicate_key, fan_out
 from engine.stream.errors import (
     BadRegistration,
@@ -446,7 +446,7 @@ class StreamEngine:
                 running.duplicate_id = self._duplicate_ids.setdefault(key, len(self._duplicate_ids))
                 self._copies[running.duplicate_id] += 1
             self.queries[spec.name] = running
-            running.clock_key = self._clocks.add(running.schedule)
+            running.clock = self._clocks.add(running.schedule)
             self._hand_down_retention()
             return running
 
@@ -456,7 +456,7 @@ class StreamEngine:
                 raise UnknownQuery(f"unknown query {name!r}")
             position = self.journal.log_unregister(name) if self.journal is not None else None
             running = self.queries.pop(name)
-            self._clocks.remove(running.clock_key, running.schedule)
+            self._clocks.remove(running.clock, running.schedule)
             if running.duplicate_id is not None:
                 self._copies[running.duplicate_id] -= 1
             running.close()
@@ -511,12 +511,13 @@ class StreamEngine:
             copies: dict[tuple[int, int], list[RunningQuery]] = {}
             # whether a cohort's clocks may be due: asked once per cohort, and
             # again after a window emits into a stream (its watermark moves)
-            may_be_due: dict[tuple, bool] = {}
+            may_be_due: dict[ClockCohort, bool] = {}
             for running in list(self.queries.values()):
-                key = running.clock_key
-                if key not in may_be_due:
-                    may_be_due[key] = self._clocks.get(key).may_be_due()
-                if not may_be_due[key]:
+                cohort = running.clock
+                due = may_be_due.get(cohort)
+                if due is None:
+                    due = may_be_due[cohort] = cohort.may_be_due()
+                if not due:
                     continue
                 if running.shape_id is not None or self._copies[running.duplicate_id] > 1:
                     close = running.due()
@@ -530,8 +531,9 @@ class StreamEngine:
                         may_be_due.clear()
             groups: dict[tuple[int, int], list[RunningQuery]] = {}
             led: dict[RunningQuery, WindowEvent] = {}  # each leader's event, for its copies
-            for (_, close), (leader, *others) in copies.items():
-                leader.keep_answer = bool(others)
+            for (_, close), members in copies.items():
+                leader = members[0]
+                leader.keep_answer = len(members) > 1
                 if leader.shape_id is not None:
                     groups.setdefault((leader.shape_id, close), []).append(leader)
                 else:
@@ -542,10 +544,12 @@ class StreamEngine:
                 else:
                     events = self._evaluate_group(group, close, received)
                 led.update(zip(group, events, strict=True))
-            for (_, close), (leader, *others) in copies.items():
+            for (_, close), members in copies.items():
+                leader = members[0]
                 event = led[leader]
                 self._publish(leader, event, fired)
-                if others:  # a leader of no copies kept nothing for them
+                if len(members) > 1:  # a leader of no copies kept nothing for them
+                    others = members[1:]
                     copied = fan_out(event, leader.hand_over(), others, close, received)
                     for running, copy in zip(others, copied, strict=True):
                         self._publish(running, copy, fired)
