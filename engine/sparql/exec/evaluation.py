@@ -21,6 +21,7 @@ from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import ExprError, effective_boolean_value, evaluate, expression_variables
 from engine.sparql.plan import ColumnComparison, TermIdentity, column_comparison, term_identity
 from engine.store import checkpoint
+from engine.store.distinct_ids import unique_inverse
 
 #: the NumPy test of each comparison operator
 _COMPARE = {
@@ -65,7 +66,7 @@ def distinct_inputs(
     if not names:
         return [{}], np.zeros(solutions.length, dtype=np.int64)
     if len(names) == 1:
-        distinct, inverse = np.unique(solutions.columns[names[0]], return_inverse=True)
+        distinct, inverse = unique_inverse(solutions.columns[names[0]])
         distinct = distinct.reshape(-1, 1)
     else:
         stacked = np.stack([solutions.columns[n] for n in names], axis=1)

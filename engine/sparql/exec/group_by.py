@@ -23,6 +23,7 @@ from engine.sparql.expr import ExprError, expression_variables
 from engine.sparql.expr.aggregates import canonical_number, compute_aggregate
 from engine.sparql.expr.operators import arithmetic
 from engine.sparql.expr.xsd import DOUBLE, INTEGER, integer_literal, number_literal, numeric
+from engine.store.distinct_ids import unique_inverse
 
 
 def group_by(node: A.GroupBy, cx: ExecutionContext) -> Solutions:
@@ -139,7 +140,7 @@ def fast_numeric(
     values = terms.numbers(ids)
     if np.isnan(values).any():
         return None
-    distinct_ids, inverse = np.unique(ids, return_inverse=True)
+    distinct_ids, inverse = unique_inverse(ids)
     ranks_of_distinct = []
     for term in terms.decode_column(distinct_ids):
         parsed = numeric(term)

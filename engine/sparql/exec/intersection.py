@@ -30,6 +30,7 @@ from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.plan import ClosingPair
 from engine.store import Graph
+from engine.store.distinct_ids import unique_inverse
 from engine.store.graph import neighbour_reader
 from engine.store.neighbour_lists import KEYED
 
@@ -53,7 +54,7 @@ def _distinct_keys(solutions: Solutions, pattern: A.TriplePattern, free: str) ->
     names = sorted({t.name for t in (pattern.subject, pattern.predicate, pattern.object)
                     if isinstance(t, Variable) and t.name != free})
     if len(names) == 1:
-        distinct, inverse = np.unique(solutions.columns[names[0]], return_inverse=True)
+        distinct, inverse = unique_inverse(solutions.columns[names[0]])
         keys = {names[0]: distinct}
     else:
         stacked = np.stack([solutions.columns[n] for n in names], axis=1)

@@ -18,6 +18,7 @@ from engine.sparql.exec.evaluation import encoded_values
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.expr import order_key, order_ties
+from engine.store.distinct_ids import unique_inverse
 
 
 def order_by(node: A.OrderBy, cx: ExecutionContext) -> Solutions:
@@ -41,7 +42,7 @@ def order_ranks(ids: np.ndarray, terms: QueryTerms) -> np.ndarray:
     numbers = terms.numbers(ids)
     if not np.isnan(numbers).any():
         return numbers
-    distinct_ids, inverse = np.unique(ids, return_inverse=True)
+    distinct_ids, inverse = unique_inverse(ids)
     decoded = terms.decode_column(distinct_ids)
     keys = [order_key(t) for t in decoded]
     ties = [order_ties(t) for t in decoded]

@@ -36,6 +36,7 @@ import numpy as np
 
 from engine.sparql.exec.closure_kernel import narrow_levels
 from engine.store import EMPTY, check_rows, expand_ranges
+from engine.store.distinct_ids import unique_inverse
 from engine.store.key_set import GrowingKeySet
 
 #: frontiers at most this wide are stepped node by node (measured in
@@ -293,7 +294,7 @@ def closure_rows(closure: Closure, nodes: np.ndarray) -> tuple[np.ndarray, np.nd
     if len(nodes) == 1:
         ends = closure.from_one(int(nodes[0]))
         return np.zeros(len(ends), dtype=np.int64), ends
-    distinct, inverse = np.unique(nodes, return_inverse=True)
+    distinct, inverse = unique_inverse(nodes)
     inverse = inverse.reshape(-1)
     idx, ends = closure.from_many(distinct)
     if len(distinct) == len(nodes):  # each start in one row: relabel
