@@ -315,8 +315,8 @@ class StreamEngine:
         is per request, whatever the number of queries reading the stream."""
         total = sum(cohort.windows_until(watermark) for cohort in self._clocks.reading(state))
         if total > MAX_WINDOWS_AT_ONCE:
-            pending = {running.spec.name: running.schedule.windows_until(watermark)
-                       for running in self.queries.values() if state in running.streams}
+            pending = {running.spec.name: windows for running in self.queries.values()
+                       if state in running.streams and (windows := running.schedule.windows_until(watermark))}
             largest = sorted(pending.items(), key=lambda item: -item[1])[:3]
             listed = ", ".join(f"{count:,} of query {name!r}" for name, count in largest)
             more = f" and {len(pending) - len(largest)} more queries" if len(pending) > len(largest) else ""

@@ -16,6 +16,7 @@ import pytest
 from engine.api import Store
 from engine.rdf import IRI
 from engine.stream import StreamDefinition, StreamEngine
+from engine.stream.errors import TooManyWindows
 
 EX = "http://example.org/"
 STREAM = IRI(EX + "s")
@@ -65,3 +66,21 @@ def test_a_cohort_answers_what_its_members_answer_together(seed: int) -> None:
     assert cohort.store_bound(state) == (min(bounds) if bounds else None)
     watermark = now + rng.randint(0, 5000)
     assert cohort.windows_until(watermark) == sum(s.windows_until(watermark) for s in schedules)
+
+
+def test_a_heartbeat_closing_too_many_windows_names_only_the_queries_it_would_close() -> None:
+    engine = StreamEngine(Store())
+    engine.declare_stream(StreamDefinition("s", STREAM))
+    engine.declare_stream(StreamDefinition("t", IRI(EX + "t")))
+    for k in range(5):
+        engine.register(_query(f"q{k}", WINDOWS[0]))
+    engine.register(f"REGISTER QUERY other AS SELECT * FROM STREAM <{EX}t> [RANGE 1s STEP 100ms] "
+                    "WHERE { ?s ?p ?o }")
+    engine.register(_query("counted", WINDOWS[3]))  # closes by triples: no window of time
+    engine.ingest("s", [(50, [(IRI(EX + "a"), IRI(EX + "p"), IRI(EX + "b"))])])
+    with pytest.raises(TooManyWindows) as refused:
+        engine.heartbeat("s", 10**9)
+    message = str(refused.value)
+    assert f"{5 * (10**9 // 100):,} windows" in message
+    assert "and 2 more queries" in message and "other" not in message and "counted" not in message
+    assert engine.stream("s").watermark == 50
