@@ -448,18 +448,30 @@ class CompactTermDictionary:
         return term
 
     def decode_many(self, ids: np.ndarray) -> list[Term | None]:
-        """Terms for a column of IDs (a result's column: mostly recent terms)."""
-        ids = np.asarray(ids)
+        """Terms for a column of IDs (a result's column: mostly recent terms):
+        the overlay's (a window's stream terms) in one call to it, the
+        compact ones through the decode cache, value IDs from their value."""
+        ids = np.asarray(ids, dtype=np.int64)
+        out: list[Term | None] = [None] * len(ids)  # 0: unbound
         values = self._value_mask(ids)
-        cached = self._decoded.get
-        decode = self.decode
-        out: list[Term | None] = []
-        for term_id in (np.where(values, 0, ids) if values.any() else ids).tolist():
-            term = cached(term_id)
-            out.append(term if term is not None else decode(term_id))
-        at = np.flatnonzero(values)
-        for i, term in zip(at.tolist(), value_terms(ids[at])):
-            out[i] = term
+        base = len(self._arrays)
+        overlay = (ids > base) & ~values
+        if overlay.any():
+            at = np.flatnonzero(overlay)
+            for i, term in zip(at.tolist(), self._overlay.decode_many(ids[at] - base), strict=True):
+                out[i] = term
+        compact = (ids > 0) & (ids <= base)
+        if compact.any():
+            at = np.flatnonzero(compact)
+            cached = self._decoded.get
+            decode = self.decode
+            for i, term_id in zip(at.tolist(), ids[at].tolist(), strict=True):
+                term = cached(term_id)
+                out[i] = term if term is not None else decode(term_id)
+        if values.any():
+            at = np.flatnonzero(values)
+            for i, term in zip(at.tolist(), value_terms(ids[at]), strict=True):
+                out[i] = term
         return out
 
     # ------------------------------------------------------------ side arrays

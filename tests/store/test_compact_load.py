@@ -13,6 +13,7 @@ from benchmarks.generate import generate
 from engine.api import Store
 from engine.loader.local_load import build_store_directory
 from engine.rdf import IRI, Literal, RdfSyntaxError, canonical_nquads, format_term, split_nquads
+from engine.rdf.terms import XSD_INTEGER
 from engine.sparql.results import write_select, write_select_ids
 from engine.store import CompactGraph, LayeredGraph
 from engine.store.layout import HASH_IDS, TERMS
@@ -200,3 +201,21 @@ def test_updates_keep_a_loaded_graph_compact_and_correct(social):
     assert store.query(f"PREFIX sn: <{SN}> ASK {{ <{someone.value}> sn:knows <{SN}user/8> }}").boolean is True
     store.update("DELETE WHERE { ?s ?p ?o }")
     assert len(store) == 0 and store.query("ASK { ?s ?p ?o }").boolean is False
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_column_of_every_kind_of_id_decodes_as_one_id_at_a_time(social, seed):
+    """decode_many takes the overlay's IDs in one call, the compact ones
+    through the cache and value IDs from their value: a shuffled column of
+    all of them, with unbound (0) and repeats, decodes as decode does."""
+    store = Store()
+    store.load(social)
+    terms = store.terms
+    rng = np.random.default_rng(seed)
+    compact = rng.integers(1, len(terms.arrays) + 1, 300)
+    overlay = [terms.encode(IRI(f"{SN}new/{k}")) for k in range(50)]
+    values = [terms.encode(Literal(str(k), XSD_INTEGER)) for k in range(-5, 45)]
+    ids = rng.permutation(np.concatenate([compact, overlay, values, np.zeros(10, dtype=np.int64),
+                                          compact[:20]]).astype(np.int64))
+    assert len(set(overlay)) == 50 and all(i > len(terms.arrays) for i in overlay)
+    assert terms.decode_many(ids) == [terms.decode(i) for i in ids.tolist()]
