@@ -6,9 +6,10 @@ Why: a window's report is decoded a distinct term at a time and split by
 query (engine/stream/reported_rows.py); ``np.unique(..., return_inverse=True)``
 does that with a stable argsort, O(n log n), and was a tenth of a step of
 K = 1000 registered queries (31,000 rows of two columns a step). One pass over
-an open-addressing table is O(n) and several times faster; the distinct
-values come out in order of first occurrence, which the callers rely on (a
-report's rows grouped by query keep their distinct values grouped alike).
+an open-addressing table is O(n); the distinct values come out in order of
+first occurrence, and :func:`unique_with_codes` sorts only those, to give
+exactly what ``np.unique`` gives (what every caller, through
+engine/store/distinct_ids.py, expects).
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t

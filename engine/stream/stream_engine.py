@@ -402,7 +402,7 @@ class StreamEngine:
         return logged
 
     def _has_readers(self, state: StreamState) -> bool:
-        return any(True for _ in self._clocks.reading(state))
+        return next(self._clocks.reading(state), None) is not None
 
     # ------------------------------------------------------------------ queries
     def register(self, text: str, base: str | None = None) -> RunningQuery:
