@@ -35,12 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from engine.rdf import is_value
+from engine.store.adjacency_kernel import edges as adjacency_edges
 from engine.store.csr import build_adjacency
 from engine.store.graph import Graph, Matches, NeighbourReader, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
-from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
+from engine.store.memory_graph import EMPTY, SORTED_PROBE_MIN, DerivedColumns, MemoryGraph, expand_ranges
 from engine.store.neighbour_lists import PairLists
-from engine.store.row_budget import check_rows
+from engine.store.row_budget import check_rows, checkpoint, current_budget
 
 
 class Adjacency:
@@ -192,6 +193,28 @@ class Direction:
                 if len(sel):
                     yield part, sel
 
+    def few_edges(self, vertices: np.ndarray, predicates: np.ndarray | None, check: np.ndarray | None):
+        """:meth:`edges` of a short column of vertices in one graph of one
+        shard, in one compiled call, keeping only the edges that reach
+        ``check[row]`` when given; None when the kernel does not apply (a
+        longer column, several shards, a strided or non-int64 column).
+        More edges than the row budget allows are refused
+        (:class:`~engine.store.row_budget.RowBudgetExceeded`)."""
+        part = self.parts[0]
+        if self.shards != 1 or part is None or len(vertices) > SORTED_PROBE_MIN:
+            return None
+        budget = current_budget()
+        try:
+            found = adjacency_edges(part.vertex_offsets, part.pair_predicates, part.pair_offsets,
+                                    part.neighbours, vertices, predicates, check,
+                                    -1 if budget is None else budget)
+        except (ValueError, TypeError):  # buffers the kernel's types refuse
+            return None
+        if isinstance(found, int):
+            check_rows(found)  # over the budget: refused
+        checkpoint()
+        return found
+
     def edges(self, vertices: np.ndarray, predicates: np.ndarray | None):
         """(row, predicate, neighbour) for every edge of each row's vertex (with
         the row's predicate when given), in row order."""
@@ -336,13 +359,18 @@ class CompactGraph(DerivedColumns):
         """Match one triple pattern for each of ``n_rows`` input rows; see
         :meth:`MemoryGraph.match`. Returns ``(row, s, p, o)`` in row order."""
         if s is not None:
+            found = self._out.few_edges(s, p, o)
+            if found is not None:
+                rows, pp, oo = found
+                return rows, s[rows], pp, oo
             rows, pp, oo = self._out.edges(s, p)
             if o is not None:
                 keep = oo == o[rows]
                 rows, pp, oo = rows[keep], pp[keep], oo[keep]
             return rows, s[rows], pp, oo
         if o is not None:
-            rows, pp, ss = self._in.edges(o, p)
+            found = self._in.few_edges(o, p, None)
+            rows, pp, ss = found if found is not None else self._in.edges(o, p)
             return rows, ss, pp, o[rows]
         if p is not None:
             return self._out.predicate_edges(p)

@@ -26,9 +26,10 @@ import numpy as np
 
 from engine.store.distinct_ids import unique_inverse
 from engine.store.graph import Matches, NeighbourReader, contains_by_match
+from engine.store.key_probe_kernel import probe
 from engine.store.key_set import KeySet
 from engine.store.neighbour_lists import KeyedLists
-from engine.store.row_budget import check_rows, over_budget
+from engine.store.row_budget import check_rows, checkpoint, current_budget, over_budget
 
 EMPTY = np.zeros(0, dtype=np.int64)
 #: which rows a read keeps, from the column carried along the sort orders
@@ -74,6 +75,50 @@ def _expand_visible(order: _Order, lo: np.ndarray, hi: np.ndarray,
     np.cumsum(keep, out=before[1:])
     rows, index = expand_ranges(before[lo], before[np.maximum(hi, lo)])
     return rows, kept_positions[index]
+
+
+class Between:
+    """The :data:`Visibility` of a time slice of a stream batch: the rows whose
+    carried timestamp is in ``[start, end)``. The compiled probe reads the
+    bounds themselves instead of calling it."""
+
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start = start
+        self.end = end
+
+    def __call__(self, ts: np.ndarray) -> np.ndarray:
+        return (ts >= self.start) & (ts < self.end)
+
+
+def _compiled_probe(order: _Order, high: np.ndarray, low: np.ndarray | None, check_third: np.ndarray | None,
+                    visible: Between | None) -> tuple[np.ndarray, ...] | None:
+    """:func:`~engine.store.key_probe_kernel.probe` over ``order``: the
+    matches as ``(rows, first, second, third)`` in the order's columns, or
+    None when the kernel does not apply (columns that are not contiguous
+    int64, or ranges of more rows than the budget allows: the NumPy path
+    then refuses them, or keeps a time slice's few visible rows)."""
+    budget = current_budget()
+    timed = visible is not None
+    try:
+        found = probe(order.key, order.first, order.second, order.third,
+                      order.carried if timed else None, visible.start if timed else 0,
+                      visible.end if timed else 0, high, low, check_third, order.third_sorted_per_key,
+                      -1 if budget is None else budget)
+    except ValueError:  # a strided or non-int64 column: the kernel's buffers refuse it
+        return None
+    if isinstance(found, int):  # over the budget: a slice may keep fewer rows, the NumPy path says
+        return None
+    checkpoint()
+    return found
+
+
+def _named(found: tuple[np.ndarray, ...], names: tuple[str, str, str]) -> Matches:
+    """``(rows, s, p, o)`` from matches in an order's columns, named by ``names``."""
+    rows, first, second, third = found
+    columns = {names[0]: first, names[1]: second, names[2]: third}
+    return rows, columns["s"], columns["p"], columns["o"]
 
 
 def _no_neighbours(vertex: int) -> Sequence[int]:
@@ -332,16 +377,16 @@ class MemoryGraph:
                 if hashed is not None:
                     return hashed
             if s is not None:
-                return self._probe(self.pso, _pair_key(p, s), ("p", "s", "o"), o, visible)
+                return self._probe(self.pso, p, s, ("p", "s", "o"), o, visible)
             if o is not None:
-                return self._probe(self.pos, _pair_key(p, o), ("p", "o", "s"), None, visible)
+                return self._probe(self.pos, p, o, ("p", "o", "s"), None, visible)
             lo = np.searchsorted(self.pso.key, np.where(p > 0, p << 32, -1))
             hi = np.searchsorted(self.pso.key, np.where(p > 0, (p + 1) << 32, -1))
             return self._expand(self.pso, lo, hi, ("p", "s", "o"), None, visible)
         if s is not None:
-            return self._probe(self.spo, np.where(s > 0, s, -1), ("s", "p", "o"), o, visible)
+            return self._probe(self.spo, s, None, ("s", "p", "o"), o, visible)
         if o is not None:
-            return self._probe(self.osp, np.where(o > 0, o, -1), ("o", "s", "p"), None, visible)
+            return self._probe(self.osp, o, None, ("o", "s", "p"), None, visible)
         ss, pp, oo = self.s, self.p, self.o
         if visible is not None:
             keep = visible(self._carried)
@@ -374,8 +419,16 @@ class MemoryGraph:
             cache[predicate] = None if too_large else KeySet(pairs)
         return cache[predicate]
 
-    def _probe(self, order: _Order, keys: np.ndarray, names: tuple[str, str, str], check_third,
-               visible: Visibility | None):
+    def _probe(self, order: _Order, high: np.ndarray, low: np.ndarray | None, names: tuple[str, str, str],
+               check_third, visible: Visibility | None):
+        """The matches of the keys ``high << 32 | low`` (``high`` alone when
+        ``low`` is None) in ``order``: a short probe column in one compiled
+        call, a longer one by vectorised binary searches."""
+        if len(high) <= SORTED_PROBE_MIN and (visible is None or isinstance(visible, Between)):
+            found = _compiled_probe(order, high, low, check_third, visible)
+            if found is not None:
+                return _named(found, names)
+        keys = _pair_key(high, low) if low is not None else np.where(high > 0, high, -1)
         lo, hi = order.ranges(keys)
         return self._expand(order, lo, hi, names, check_third, visible)
 

@@ -51,6 +51,12 @@ def over_budget(rows: int) -> bool:
     return budget is not None and rows > budget
 
 
+def current_budget() -> int | None:
+    """The current query's row budget (None: no bound), for a compiled step
+    that counts its rows before it makes them."""
+    return _budget.get()
+
+
 def checkpoint() -> None:
     """Call the current query's checkpoint, if any (it raises to stop the query)."""
     check = _checkpoint.get()

@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.store.graph import Graph, Matches, contains_by_match
-from engine.store.memory_graph import MemoryGraph
+from engine.store.memory_graph import Between, MemoryGraph
 
 #: how many stored graphs a batch keeps its rows outside of (see TimedTriples.without)
 WITHOUT_KEPT = 4
@@ -138,6 +138,8 @@ class TimeSlice:
         self.start = start
         self.end = end
         self.maybe_repeats = batch.maybe_repeats
+        #: which of the batch's rows the slice reads, by their carried timestamps
+        self._visible = Between(start, end)
 
     def without(self, graph: Graph) -> TimeSlice:
         """This slice of the batch's rows outside ``graph`` (see :meth:`TimedTriples.without`)."""
@@ -146,9 +148,6 @@ class TimeSlice:
 
     def outside(self, graph: Graph) -> bool:
         return self.batch.outside(graph)
-
-    def _visible(self, ts: np.ndarray) -> np.ndarray:
-        return (ts >= self.start) & (ts < self.end)
 
     @cached_property
     def _rows(self) -> np.ndarray:
