@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.store.distinct_ids_kernel import unique_with_codes
+from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with_codes
 
 #: the kernel's table numbers values with 32-bit codes
 KERNEL_LIMIT = 1 << 30
@@ -24,3 +24,34 @@ def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if values.dtype != np.int64 or values.ndim != 1 or len(values) >= KERNEL_LIMIT:
         return np.unique(values, return_inverse=True)
     return unique_with_codes(np.ascontiguousarray(values))
+
+
+def first_occurrences(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, codes)``: the position of each distinct value's first
+    occurrence, in the order they occur, and per value the index of its
+    distinct value among them: one hash pass, no sort (codes are numbered
+    as values first occur, so a first occurrence is where the running
+    largest code grows)."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if values.dtype != np.int64 or values.ndim != 1 or len(values) >= KERNEL_LIMIT:
+        distinct, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+        by_occurrence = np.argsort(first, kind="stable")
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[by_occurrence] = np.arange(len(first))
+        return first[by_occurrence].astype(np.int64), rank[inverse]
+    _, codes = first_occurrence_codes(np.ascontiguousarray(values))
+    grows = np.empty(len(codes), dtype=bool)
+    grows[0] = True
+    running = np.maximum.accumulate(codes)
+    grows[1:] = running[1:] > running[:-1]
+    return np.flatnonzero(grows), codes.astype(np.int64, copy=False)
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``: the distinct values of a column, sorted; by the
+    hash pass for an ID column (only the distinct values are sorted)."""
+    if values.dtype != np.int64 or values.ndim != 1 or len(values) >= KERNEL_LIMIT:
+        return np.unique(values)
+    distinct, _ = first_occurrence_codes(np.ascontiguousarray(values))
+    return np.sort(distinct)

@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.rdf import TermDictionary
+from engine.store.distinct_ids import distinct_sorted, first_occurrences
 from engine.stream.reported_rows import Decode, ReportedRows
 
 
@@ -77,13 +78,17 @@ def decode_rows(ids: np.ndarray, decode: Decode) -> list[tuple]:
 def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, group)``: the position of the first occurrence of each
     distinct row, in order of first occurrence, and the group of each row
-    (an index into ``first``). One sort of a 64-bit hash per row; rows of
-    equal hash are then compared whole, and should two different rows share
-    a hash, the rows are sorted column by column instead."""
+    (an index into ``first``). One hash pass over a 64-bit hash per row
+    (:func:`~engine.store.distinct_ids.first_occurrences`); each row is then
+    compared whole with its group's first, and should two different rows
+    share a hash, the rows are sorted column by column instead."""
     n = len(rows)
     if not rows.shape[1] or n == 0:
         return np.zeros(min(n, 1), dtype=np.int64), np.zeros(n, dtype=np.int64)
     keys = rows[:, 0] if rows.shape[1] == 1 else _row_hashes(rows)
+    first, group = first_occurrences(keys)
+    if rows.shape[1] == 1 or (rows[first][group] == rows).all():  # no two rows share a hash
+        return first, group
     order = np.argsort(keys)
     ordered = rows[order]
     starts = np.ones(n, dtype=bool)
@@ -155,8 +160,7 @@ class IdMultiset:
     @cached_property
     def term_ids(self) -> np.ndarray:
         """The distinct dictionary IDs the rows name (what a policy holds)."""
-        ids = np.sort(self.rows[self.rows > 0])
-        return ids[np.concatenate(([True], ids[1:] != ids[:-1]))] if len(ids) else ids
+        return distinct_sorted(self.rows[self.rows > 0])
 
 
 def combine(parts: list[tuple[np.ndarray, np.ndarray]], width: int

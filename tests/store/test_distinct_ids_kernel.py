@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with_codes
 
-from engine.store.distinct_ids import unique_inverse
+from engine.store.distinct_ids import distinct_sorted, first_occurrences, unique_inverse
 
 
 def _column(rng: np.random.Generator) -> np.ndarray:
@@ -51,3 +51,18 @@ def test_unique_inverse_is_numpys_unique_whatever_the_column(seed: int) -> None:
     distinct, inverse = unique_inverse(values)
     expected, expected_inverse = np.unique(values, return_inverse=True)
     assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse)
+
+
+@pytest.mark.parametrize("seed", range(72, 90))
+def test_first_occurrences_and_distinct_sorted_are_numpys(seed: int) -> None:
+    """Positions of first occurrences in order, each value's group, and the
+    sorted distinct values, whatever the column (other dtypes go to NumPy)."""
+    rng = np.random.default_rng(seed)
+    values = _column(rng)
+    dtype = rng.choice([np.int64, np.int64, np.int32, np.float64])
+    values = values.astype(dtype)[:: int(rng.integers(1, 3))]
+    first, codes = first_occurrences(values)
+    distinct, index = np.unique(values, return_index=True)
+    assert np.array_equal(first, np.sort(index))
+    assert np.array_equal(values[first][codes], values)
+    assert np.array_equal(distinct_sorted(values), distinct)
