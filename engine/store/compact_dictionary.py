@@ -65,6 +65,7 @@ from engine.rdf import (
     value_term,
     value_terms,
 )
+from engine.store.distinct_ids import unique_index_inverse
 from engine.store.layout import HASH_IDS, STRINGS
 from engine.store.spelling_index import SpellingIndex
 from engine.store.term_hash import CHECK_SEED, hash_spans, hash_strings, term_hash
@@ -352,7 +353,7 @@ class CompactTermDictionary:
         against the blob); only the distinct spellings that are not there
         are parsed, one at a time, for the overlay."""
         hashes = hash_spans(spelled.data, spelled.starts, spelled.lengths)
-        distinct, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        distinct, first, inverse = unique_index_inverse(hashes)
         terms = spelled.take(first)
         # occurrences of one hash spell one term: a second seed tells colliding spellings apart
         check = hash_spans(spelled.data, spelled.starts, spelled.lengths, CHECK_SEED)

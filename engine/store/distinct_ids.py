@@ -55,3 +55,17 @@ def distinct_sorted(values: np.ndarray) -> np.ndarray:
         return np.unique(values)
     distinct, _ = first_occurrence_codes(np.ascontiguousarray(values))
     return np.sort(distinct)
+
+
+def unique_index_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True, return_inverse=True)``: the
+    sorted distinct values, each one's first position, and each value's
+    index among them; by the hash pass for an ID column (a batch's term
+    hashes: only the distinct values are sorted)."""
+    if values.dtype != np.int64 or values.ndim != 1 or len(values) >= KERNEL_LIMIT or not len(values):
+        return np.unique(values, return_index=True, return_inverse=True)
+    first, codes = first_occurrences(values)
+    order = np.argsort(values[first])
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order), dtype=np.intp)
+    return values[first[order]], first[order], rank[codes]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with_codes
 
-from engine.store.distinct_ids import distinct_sorted, first_occurrences, unique_inverse
+from engine.store.distinct_ids import distinct_sorted, first_occurrences, unique_index_inverse, unique_inverse
 
 
 def _column(rng: np.random.Generator) -> np.ndarray:
@@ -66,3 +66,14 @@ def test_first_occurrences_and_distinct_sorted_are_numpys(seed: int) -> None:
     assert np.array_equal(first, np.sort(index))
     assert np.array_equal(values[first][codes], values)
     assert np.array_equal(distinct_sorted(values), distinct)
+
+
+@pytest.mark.parametrize("seed", range(90, 106))
+def test_unique_index_inverse_is_numpys_unique(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = _column(rng)
+    dtype = rng.choice([np.int64, np.int64, np.int32])
+    values = values.astype(dtype)[:: int(rng.integers(1, 3))]
+    found = unique_index_inverse(values)
+    expected = np.unique(values, return_index=True, return_inverse=True)
+    assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
