@@ -38,6 +38,9 @@ Visibility = Callable[[np.ndarray], np.ndarray]
 SORTED_PROBE_MIN = 32
 #: a neighbour list's end is first searched this far from its start (most lists are short)
 _NEAR = 8
+#: a graph of at most this many rows is scanned for one row binding no predicate,
+#: unless its order by subject (or object) is built already
+SCANNED_ROWS_MAX = 4096
 #: fully bound probes of one predicate at least this long go to its hash set
 HASHED_PROBE_MIN = 4096
 #: predicates with more triples than this get no hash set (its memory: 16 bytes a triple)
@@ -383,6 +386,9 @@ class MemoryGraph:
             lo = np.searchsorted(self.pso.key, np.where(p > 0, p << 32, -1))
             hi = np.searchsorted(self.pso.key, np.where(p > 0, (p + 1) << 32, -1))
             return self._expand(self.pso, lo, hi, ("p", "s", "o"), None, visible)
+        if (s is not None or o is not None) and n_rows == 1 and len(self) <= SCANNED_ROWS_MAX \
+                and ("spo" if s is not None else "osp") not in self.__dict__:
+            return self._scanned(s, o, visible)
         if s is not None:
             return self._probe(self.spo, s, None, ("s", "p", "o"), o, visible)
         if o is not None:
@@ -395,6 +401,21 @@ class MemoryGraph:
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), len(ss))
         tile = np.tile
         return rows, tile(ss, n_rows), tile(pp, n_rows), tile(oo, n_rows)
+
+    def _scanned(self, s: np.ndarray | None, o: np.ndarray | None, visible: Visibility | None) -> Matches:
+        """The matches of one row binding the subject or the object (or both)
+        but no predicate, by comparing the graph's columns: a stream batch
+        read this way once or twice (LSBench L1's user) would otherwise sort
+        its rows into an order by subject (or object) for that alone, and a
+        batch is replaced by a merged one within a few steps."""
+        keep = self.s == s[0] if s is not None else None
+        if o is not None:
+            keep = self.o == o[0] if keep is None else keep & (self.o == o[0])
+        if visible is not None:
+            keep &= visible(self._carried)
+        at = np.flatnonzero(keep)
+        check_rows(len(at))
+        return np.zeros(len(at), dtype=np.int64), self.s[at], self.p[at], self.o[at]
 
     def _hashed_check(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Matches | None:
         """The matches of a long, fully bound probe of one predicate, by its hash

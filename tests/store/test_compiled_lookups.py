@@ -160,3 +160,27 @@ def test_strided_probe_columns_read_as_contiguous_ones() -> None:
         strided = graph.match(wide[:, 0], wide[:, 1], None, 10)
         contiguous = graph.match(wide[:, 0].copy(), wide[:, 1].copy(), None, 10)
         assert _as_rows(strided) == _as_rows(contiguous)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_row_without_a_predicate_is_scanned_as_the_order_would_find_it(seed: int) -> None:
+    """A small batch asked for one subject (or object, or both) and any
+    predicate is scanned instead of sorted by subject: the same matches as
+    once the order is built, and as a scan of the rows."""
+    rng = np.random.default_rng(2000 + seed)
+    vertices = int(rng.choice([5, 40]))
+    s, p, o = _triples(rng, int(rng.choice([1, 30, 400])), vertices)
+    ts = np.sort(rng.integers(0, 1000, len(s)))
+    start, end = sorted(rng.integers(0, 1000, 2).tolist())
+    columns = {"s": s, "p": p, "o": o}
+    shapes = [(True, False, False), (False, False, True), (True, False, True)]
+    for shape, sliced in product(shapes, (False, True)):
+        batch = TimedTriples(ts, s, p, o, maybe_repeats=True)
+        graph, bounds = (TimeSlice(batch, start, end), (start, end)) if sliced else (batch, None)
+        probe = {name: _probe_column(rng, columns[name], 1, vertices) if bound else None
+                 for name, bound in zip("spo", shape, strict=True)}
+        scanned = sorted(_as_rows(graph.match(probe["s"], probe["p"], probe["o"], 1)))
+        assert "spo" not in batch.__dict__ and "osp" not in batch.__dict__
+        assert scanned == _scan(s, p, o, ts, bounds, probe, 1)
+        _ = batch.spo, batch.osp  # now the orders are there: read through them
+        assert sorted(_as_rows(graph.match(probe["s"], probe["p"], probe["o"], 1))) == scanned
