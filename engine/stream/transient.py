@@ -37,10 +37,6 @@ from engine.store import EMPTY, Graph, TimedTriples, TimeSlice, WindowGraph, fin
 
 #: batches smaller than this are merged with a small predecessor
 SMALL_BATCH = 4096
-#: a window of at most this many rows over several batches is read as one batch
-MERGED_WINDOW_ROWS = 1024
-#: how many merged windows a log keeps (distinct windows read since its last change)
-MERGED_WINDOWS_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -152,8 +148,6 @@ class TransientLog:
     def __init__(self) -> None:
         self.chunks: list[Chunk] = []
         self.total = 0  # triples ever appended (the next sequence number)
-        #: per window (start, end): the chunk list it was merged from and the merged batch
-        self._merged_windows: dict[tuple[int, int], tuple[list[Chunk], TimedTriples]] = {}
 
     def append(self, ts: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray, index: bool = True,
                txn=None, seq: np.ndarray | None = None) -> None:
@@ -217,8 +211,7 @@ class TransientLog:
         return bisect_left(chunks, ts, key=_last_ts)
 
     def window(self, start: int, end: int) -> list[TimedTriples | TimeSlice]:
-        """The batches (or their time slices) holding the rows with ``start <= ts < end``;
-        a window of few rows over several of them as one batch (:meth:`_merged`)."""
+        """The batches (or their time slices) holding the rows with ``start <= ts < end``."""
         parts: list[TimedTriples | TimeSlice] = []
         chunks = self.chunks
         for k in range(self._first_reaching(chunks, start), len(chunks)):
@@ -226,36 +219,7 @@ class TransientLog:
             if batch.min_ts >= end:
                 break
             parts.append(batch.between(start, end))
-        if len(parts) > 1 and sum(len(part) for part in parts) <= MERGED_WINDOW_ROWS:
-            return [self._merged(chunks, start, end, parts)]
         return parts
-
-    def _merged(self, chunks: list[Chunk], start: int, end: int,
-                parts: list[TimedTriples | TimeSlice]) -> TimedTriples:
-        """The rows of ``parts`` (the window ``[start, end)`` of ``chunks``) as one
-        indexed batch, made once for every query that reads this window.
-
-        A window of a few rows spread over several small batches (a sensor
-        posting a reading a second) would otherwise be matched part by part,
-        each match paying NumPy's fixed cost per call for a handful of rows;
-        one batch of them is matched once. It may repeat a triple when any
-        of its parts may (each part was tested at ingest against every live
-        batch before it). Kept until the log changes (an append or expiry
-        replaces the chunk list), for the last few windows asked."""
-        key = (start, end)
-        kept = self._merged_windows
-        found = kept.get(key)
-        if found is not None and found[0] is chunks:
-            return found[1]
-        columns = [np.concatenate([getattr(part, name) for part in parts]) for name in ("ts", "s", "p", "o")]
-        merged_batch = TimedTriples(*columns, any(part.maybe_repeats for part in parts))
-        merged_batch.build_index()
-        kept = {k: v for k, v in kept.items() if v[0] is chunks}  # replaced, not changed: readers in threads
-        while len(kept) >= MERGED_WINDOWS_KEPT:
-            kept.pop(next(iter(kept)))
-        kept[key] = (chunks, merged_batch)
-        self._merged_windows = kept
-        return merged_batch
 
     def local_window(self, start: int, end: int) -> list[TimedTriples | TimeSlice]:
         """:meth:`window`: its parts are in this process already."""

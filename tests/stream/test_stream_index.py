@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.store import MemoryGraph, TimedTriples, TimeSlice, WindowGraph
-from engine.stream.transient import MERGED_WINDOW_ROWS, SMALL_BATCH, TransientLog
+from engine.stream.transient import SMALL_BATCH, TransientLog
 
 RNG_SEED = 7
 
@@ -138,39 +138,14 @@ def test_tiny_batches_merge_into_few_chunks_and_keep_their_sequence_numbers():
     assert log.time_range(10, 13).s.tolist() == [11, 12, 13]
 
 
-def test_a_window_of_few_rows_over_several_batches_is_one_batch_shared_until_the_log_changes():
-    """A sensor posting a reading a second leaves many tiny batches: a window
-    of them is merged into one indexed batch, made once for every reader of
-    that window, flagged as repeating when any of its parts was, and made
-    anew once the log changes."""
-    rng = np.random.default_rng(RNG_SEED)
-    log, rows = random_log(rng, batches=6, per_batch=5, vocabulary=4)  # repeats across batches
-    assert len(log.chunks) > 1
-    parts = log.window(50, 600)
-    assert len(parts) == 1 and isinstance(parts[0], TimedTriples)
-    assert parts[0].maybe_repeats == any(c.triples.maybe_repeats for c in log.chunks)
-    assert log.window(50, 600)[0] is parts[0]  # the next query's read of the same window
-    keep = (rows[0] >= 50) & (rows[0] < 600)
-    assert sorted(zip(*(parts[0].ts, parts[0].s, parts[0].p, parts[0].o))) == \
-        sorted(zip(*(column[keep] for column in rows)))
-    log.append(ids(650), ids(1), ids(100), ids(2))
-    assert log.window(50, 600)[0] is not parts[0]
-
-
-def test_a_window_of_many_rows_is_read_as_its_batches():
-    rng = np.random.default_rng(RNG_SEED)
-    log, _ = random_log(rng, batches=5, per_batch=MERGED_WINDOW_ROWS - 24)
-    assert len(log.chunks) > 1 and len(log.window(0, 500)) == len(log.chunks)
-
-
 @pytest.mark.parametrize("seed", range(12))
 def test_generated_logs_and_windows_match_a_graph_of_the_window_rows(seed):
-    """Batches of every size around the merge threshold, repeated triples,
+    """Batches of every size (merged in the log or not), repeated triples,
     windows anywhere: each window matches what a graph of its rows matches."""
     rng = np.random.default_rng(100 + seed)
     log, rows = TransientLog(), []
     for b in range(int(rng.integers(2, 12))):
-        n = int(rng.choice([1, 3, 40, MERGED_WINDOW_ROWS // 3, MERGED_WINDOW_ROWS + 5]))
+        n = int(rng.choice([1, 3, 40, SMALL_BATCH // 3, SMALL_BATCH + 5]))
         ts = np.sort(rng.integers(b * 100, (b + 1) * 100, n))
         s, o = rng.integers(1, 9, n), rng.integers(1, 9, n)
         p = rng.integers(100, 103, n)
