@@ -69,3 +69,33 @@ def unique_index_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     rank = np.empty(len(order), dtype=np.intp)
     rank[order] = np.arange(len(order), dtype=np.intp)
     return values[first[order]], first[order], rank[codes]
+
+
+#: odd 64-bit multipliers of the row hash (splitmix64's)
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9))
+
+
+def row_hashes(columns: list[np.ndarray]) -> np.ndarray:
+    """A 64-bit hash of each row of the integer ``columns`` (multiply and
+    xor-shift per column)."""
+    h = np.zeros(len(columns[0]), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in columns:
+            h = (h ^ column.astype(np.uint64, copy=False)) * _MIX[0]
+            h ^= h >> np.uint64(31)
+            h *= _MIX[1]
+        h ^= h >> np.uint64(29)
+    return h.view(np.int64)
+
+
+def row_groups(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(first, group)`` of the rows of ``columns`` (equal length, at least
+    one): each distinct row's first position, in the order they occur, and
+    each row's index among them, by one hash pass over a hash per row; each
+    row is then compared whole with its group's first. None when two
+    different rows share a hash (the caller then sorts)."""
+    keys = columns[0] if len(columns) == 1 else row_hashes(columns)
+    first, group = first_occurrences(keys)
+    if len(columns) > 1 and not all(np.array_equal(column[first][group], column) for column in columns):
+        return None
+    return first, group

@@ -32,6 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.store.distinct_ids import row_groups
 from engine.store.graph import Graph, Matches, NeighbourReader, neighbour_reader
 from engine.store.memory_graph import EMPTY, SORTED_PROBE_MIN, DerivedColumns, MemoryGraph, expand_ranges
 from engine.store.timed_triples import TimedTriples, TimeSlice
@@ -55,10 +56,13 @@ def distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np
 
 
 def distinct_matches(rows: np.ndarray, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> Matches:
-    """The matches without repeats (same input row, same triple)."""
+    """The matches without repeats (same input row, same triple), each
+    where it first occurs: by hashing the matches (a window of repeated
+    likes has thousands), sorting them only should two share a hash."""
     if len(rows) < 2:
         return rows, s, p, o
-    firsts, _, _ = distinct_rows([rows, s, p, o])
+    grouped = row_groups([rows, s, p, o])
+    firsts = distinct_rows([rows, s, p, o])[0] if grouped is None else grouped[0]
     return rows[firsts], s[firsts], p[firsts], o[firsts]
 
 

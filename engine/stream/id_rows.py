@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.rdf import TermDictionary
-from engine.store.distinct_ids import distinct_sorted, first_occurrences
+from engine.store.distinct_ids import distinct_sorted, row_groups, row_hashes
 from engine.stream.reported_rows import Decode, ReportedRows
 
 
@@ -79,16 +79,15 @@ def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, group)``: the position of the first occurrence of each
     distinct row, in order of first occurrence, and the group of each row
     (an index into ``first``). One hash pass over a 64-bit hash per row
-    (:func:`~engine.store.distinct_ids.first_occurrences`); each row is then
-    compared whole with its group's first, and should two different rows
-    share a hash, the rows are sorted column by column instead."""
+    (:func:`~engine.store.distinct_ids.row_groups`); should two different
+    rows share a hash, the rows are sorted column by column instead."""
     n = len(rows)
     if not rows.shape[1] or n == 0:
         return np.zeros(min(n, 1), dtype=np.int64), np.zeros(n, dtype=np.int64)
-    keys = rows[:, 0] if rows.shape[1] == 1 else _row_hashes(rows)
-    first, group = first_occurrences(keys)
-    if rows.shape[1] == 1 or (rows[first][group] == rows).all():  # no two rows share a hash
-        return first, group
+    grouped = row_groups(list(rows.T))
+    if grouped is not None:
+        return grouped
+    keys = row_hashes(list(rows.T))  # two different rows share a hash: sort them
     order = np.argsort(keys)
     ordered = rows[order]
     starts = np.ones(n, dtype=bool)
@@ -107,23 +106,6 @@ def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     group = np.empty(n, dtype=np.int64)
     group[order] = rank[sorted_group]
     return first[by_occurrence], group
-
-
-#: odd 64-bit multipliers of the row hash (splitmix64's)
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9))
-
-
-def _row_hashes(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row (multiply and xor-shift per column)."""
-    ids = rows.astype(np.uint64, copy=False)
-    h = np.zeros(len(rows), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for column in ids.T:
-            h = (h ^ column) * _MIX[0]
-            h ^= h >> np.uint64(31)
-            h *= _MIX[1]
-        h ^= h >> np.uint64(29)
-    return h.view(np.int64)
 
 
 @dataclass(frozen=True, eq=False)

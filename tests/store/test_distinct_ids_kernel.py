@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with_codes
 
-from engine.store.distinct_ids import distinct_sorted, first_occurrences, unique_index_inverse, unique_inverse
+from engine.store import distinct_ids
+from engine.store.distinct_ids import (
+    distinct_sorted,
+    first_occurrences,
+    row_groups,
+    unique_index_inverse,
+    unique_inverse,
+)
+from engine.store.window_graph import distinct_matches
 
 
 def _column(rng: np.random.Generator) -> np.ndarray:
@@ -77,3 +85,38 @@ def test_unique_index_inverse_is_numpys_unique(seed: int) -> None:
     found = unique_index_inverse(values)
     expected = np.unique(values, return_index=True, return_inverse=True)
     assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
+
+
+def _dict_groups(columns: list[np.ndarray]) -> tuple[list[int], list[int]]:
+    seen: dict[tuple, int] = {}
+    first, group = [], []
+    for i, row in enumerate(zip(*(c.tolist() for c in columns), strict=True)):
+        if row not in seen:
+            seen[row] = len(first)
+            first.append(i)
+        group.append(seen[row])
+    return first, group
+
+
+@pytest.mark.parametrize("seed", range(106, 130))
+def test_row_groups_are_the_rows_in_order_of_first_occurrence(seed: int, monkeypatch) -> None:
+    """Generated rows of 1-4 columns; with the row hash forced to collide,
+    None (the caller sorts) unless the colliding rows are equal anyway;
+    and a window's matches deduplicated either way keep each first one."""
+    rng = np.random.default_rng(seed)
+    n, width = int(rng.choice([1, 2, 40, 3000])), int(rng.integers(1, 5))
+    columns = [rng.integers(0, int(rng.choice([2, 6, 10_000])), n).astype(np.int64) for _ in range(width)]
+    assert tuple(x.tolist() for x in row_groups(columns)) == _dict_groups(columns)
+    if width == 4:
+        kept = distinct_matches(*columns)
+        first, _ = _dict_groups(columns)
+        assert [c.tolist() for c in kept] == [c[first].tolist() for c in columns]
+    monkeypatch.setattr(distinct_ids, "row_hashes", lambda cs: np.zeros(len(cs[0]), dtype=np.int64))
+    found = row_groups(columns)
+    if width > 1:
+        distinct = len(set(zip(*(c.tolist() for c in columns), strict=True)))
+        assert (found is None) == (distinct > 1)
+        if width == 4:
+            kept = distinct_matches(*columns)
+            assert sorted(zip(*(c.tolist() for c in kept), strict=True)) == \
+                sorted(set(zip(*(c.tolist() for c in columns), strict=True)))

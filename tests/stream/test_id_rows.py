@@ -7,6 +7,7 @@ gives; the distinct IDs a kept result holds are NumPy's."""
 import numpy as np
 import pytest
 
+from engine.store import distinct_ids
 from engine.stream import id_rows
 from engine.stream.id_rows import IdMultiset, group_rows
 
@@ -46,7 +47,11 @@ def test_rows_whose_hashes_collide_are_still_told_apart(seed: int, monkeypatch) 
     rng = np.random.default_rng(seed)
     rows = _rows(rng)
     spread = int(rng.choice([1, 4]))
-    monkeypatch.setattr(id_rows, "_row_hashes", lambda r: (r.sum(axis=1) % spread).astype(np.int64))
+    def colliding(columns):
+        return (sum(c.astype(np.int64) for c in columns) % spread).astype(np.int64)
+
+    monkeypatch.setattr(distinct_ids, "row_hashes", colliding)
+    monkeypatch.setattr(id_rows, "row_hashes", colliding)
     first, group = group_rows(rows)
     assert (first.tolist(), group.tolist()) == _expected(rows)
 
