@@ -40,7 +40,7 @@ class BatchSummary:
     rows: int
     min_ts: int
     max_ts: int
-    #: the distinct IDs the batch's rows name (the engine held each once)
+    #: the IDs the batch's rows name, once per occurrence (as the engine held them)
     term_ids: np.ndarray
     stats: PredicateStats
 
@@ -79,7 +79,7 @@ class ShardedStreamLog:
             txn.expire_stream(self.stream, *self._pending)
             self._sent, self._pending = self._pending, None
         txn.log_stream(self.stream, ts, s, p, o, seq, index)
-        ids = np.unique(np.concatenate([s, p, o]))
+        ids = np.concatenate([s, p, o])
         self.chunks = [*self.chunks, BatchSummary(self.total, len(ts), int(ts[0]), int(ts[-1]), ids,
                                                   PredicateStats.of(s, p, o))]
         self.total += len(ts)

@@ -254,27 +254,32 @@ class MemoryTermDictionary:
                 self._transient.difference_update(np.unique(ids).tolist())
 
     def hold(self, ids: np.ndarray) -> None:
-        """One more reference (a transient-log chunk) to each distinct ID."""
+        """One more reference to each ID per occurrence in ``ids`` (a stream
+        batch's rows, a report's distinct IDs). Counted per occurrence so that
+        whoever releases the same IDs in other groupings releases exactly what
+        was held: a stream log merges the batches it held one by one into one
+        chunk, which it releases at once (counted per distinct ID, a term in two
+        merged batches kept one reference for ever)."""
         if len(ids):
             with self._lock:
-                self._refs[np.unique(ids)] += 1
+                np.add.at(self._refs, ids, 1)
 
     def release(self, ids: np.ndarray) -> int:
-        """Drop the references :meth:`hold` took; transient IDs left without any
-        are freed. Returns how many terms were freed."""
+        """Drop the references :meth:`hold` took, one per occurrence in ``ids``;
+        transient IDs left without any are freed. Returns how many terms were
+        freed."""
         return len(self.release_freeing(ids))
 
     def release_freeing(self, ids: np.ndarray) -> list[int]:
         """:meth:`release`, returning the IDs freed (an index of the terms forgets them)."""
         if not len(ids):
             return []
-        distinct = np.unique(ids)
         with self._lock:
-            self._refs[distinct] -= 1
+            np.subtract.at(self._refs, ids, 1)
             if not self._transient:
                 return []
             transient = self._transient
-            unheld = distinct[self._refs[distinct] <= 0].tolist()
+            unheld = np.unique(ids[self._refs[ids] <= 0]).tolist()
             dead = [term_id for term_id in unheld if term_id in transient]
             if not dead:
                 return []

@@ -202,6 +202,24 @@ def test_terms_only_timing_data_uses_are_freed_with_their_window(engine):
     assert last.boolean is False
 
 
+def test_terms_repeated_in_consecutive_batches_are_freed_with_their_window(engine):
+    """A reading's IRI named again in the next batch (a late correction, a
+    second property): the log merges the small batches into one chunk, and
+    the chunk's release must drop every reference the batches took."""
+    engine.register(f"REGISTER QUERY q AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
+                    "WHERE { ?s ?p ?o }")
+    terms = engine.store.terms
+    sizes = []
+    for t in range(0, 20_000, 100):
+        k = t // 100
+        readings = [triple(f"obs{k}", "temp", Literal(f"{k}.5")),
+                    triple(f"obs{k - 1}", "temp", Literal(f"{k - 1}.25"))]
+        engine.ingest("a", [(t, readings)])
+        sizes.append(len(terms))
+    assert max(sizes[100:]) <= max(sizes[:30]) < 300
+    assert engine.store.terms.lookup(iri("obs3")) == 0  # long out of every window: freed
+
+
 def test_a_term_used_by_stored_data_survives_its_window(engine):
     engine.register(f"REGISTER QUERY q AS SELECT * FROM STREAM <{EX}a> [RANGE 1s STEP 1s] "
                     "WHERE { ?s ?p ?o }")
