@@ -261,8 +261,14 @@ class MemoryTermDictionary:
         chunk, which it releases at once (counted per distinct ID, a term in two
         merged batches kept one reference for ever)."""
         if len(ids):
+            self.hold_counted(*np.unique(ids, return_counts=True))
+
+    def hold_counted(self, distinct: np.ndarray, counts: np.ndarray) -> None:
+        """:meth:`hold` of each of the ``distinct`` IDs ``counts`` times (a
+        caller that grouped them already, by a faster way than sorting)."""
+        if len(distinct):
             with self._lock:
-                np.add.at(self._refs, ids, 1)
+                self._refs[distinct] += counts.astype(self._refs.dtype, copy=False)
 
     def release(self, ids: np.ndarray) -> int:
         """Drop the references :meth:`hold` took, one per occurrence in ``ids``;
@@ -274,12 +280,18 @@ class MemoryTermDictionary:
         """:meth:`release`, returning the IDs freed (an index of the terms forgets them)."""
         if not len(ids):
             return []
+        return self.release_counted(*np.unique(ids, return_counts=True))
+
+    def release_counted(self, distinct: np.ndarray, counts: np.ndarray) -> list[int]:
+        """:meth:`release_freeing` of each of the ``distinct`` IDs ``counts`` times."""
+        if not len(distinct):
+            return []
         with self._lock:
-            np.subtract.at(self._refs, ids, 1)
+            self._refs[distinct] -= counts.astype(self._refs.dtype, copy=False)
             if not self._transient:
                 return []
             transient = self._transient
-            unheld = np.unique(ids[self._refs[ids] <= 0]).tolist()
+            unheld = distinct[self._refs[distinct] <= 0].tolist()
             dead = [term_id for term_id in unheld if term_id in transient]
             if not dead:
                 return []

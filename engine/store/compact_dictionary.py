@@ -65,7 +65,7 @@ from engine.rdf import (
     value_term,
     value_terms,
 )
-from engine.store.distinct_ids import unique_index_inverse
+from engine.store.distinct_ids import distinct_counts, unique_index_inverse
 from engine.store.layout import HASH_IDS, STRINGS
 from engine.store.spelling_index import SpellingIndex
 from engine.store.term_hash import CHECK_SEED, hash_spans, hash_strings, term_hash
@@ -415,12 +415,13 @@ class CompactTermDictionary:
         self._overlay.pin(self._overlay_ids(ids))
 
     def hold(self, ids: np.ndarray) -> None:
-        """One more reference to each distinct overlay ID."""
-        self._overlay.hold(self._overlay_ids(ids))
+        """One more reference to each overlay ID per occurrence (see
+        :meth:`MemoryTermDictionary.hold`), grouped by the hash pass."""
+        self._overlay.hold_counted(*distinct_counts(self._overlay_ids(ids)))
 
     def release(self, ids: np.ndarray) -> int:
-        """Drop references to overlay IDs; compact terms are never freed."""
-        freed = self._overlay.release_freeing(self._overlay_ids(ids))
+        """Drop references to overlay IDs, one per occurrence; compact terms are never freed."""
+        freed = self._overlay.release_counted(*distinct_counts(self._overlay_ids(ids)))
         if freed:
             with self._lock:
                 self._indexed.forget(freed)

@@ -48,6 +48,15 @@ def first_occurrences(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(grows), codes.astype(np.int64, copy=False)
 
 
+def distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, counts)``: each distinct value of a column (in the order
+    they occur) and how often it occurs; by the hash pass for an ID column."""
+    if values.dtype != np.int64 or values.ndim != 1 or len(values) >= KERNEL_LIMIT:
+        return np.unique(values, return_counts=True)
+    first, codes = first_occurrences(values)
+    return values[first], np.bincount(codes, minlength=len(first))
+
+
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)``: the distinct values of a column, sorted; by the
     hash pass for an ID column (only the distinct values are sorted)."""

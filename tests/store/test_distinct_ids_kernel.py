@@ -10,6 +10,7 @@ from engine.store.distinct_ids_kernel import first_occurrence_codes, unique_with
 
 from engine.store import distinct_ids
 from engine.store.distinct_ids import (
+    distinct_counts,
     distinct_sorted,
     first_occurrences,
     row_groups,
@@ -120,3 +121,13 @@ def test_row_groups_are_the_rows_in_order_of_first_occurrence(seed: int, monkeyp
             kept = distinct_matches(*columns)
             assert sorted(zip(*(c.tolist() for c in kept), strict=True)) == \
                 sorted(set(zip(*(c.tolist() for c in columns), strict=True)))
+
+
+@pytest.mark.parametrize("seed", range(130, 146))
+def test_distinct_counts_are_numpys(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = _column(rng).astype(rng.choice([np.int64, np.int32]))
+    distinct, counts = distinct_counts(values)
+    expected, expected_counts = np.unique(values, return_counts=True)
+    order = np.argsort(distinct)
+    assert np.array_equal(distinct[order], expected) and np.array_equal(counts[order], expected_counts)
