@@ -17,6 +17,8 @@ equal the neighbour the row asks for. Same edges, in the same order, as
 
 from libc.stdint cimport int32_t, int64_t
 
+from engine.store.sorted_search cimport lower_bound
+
 import numpy as np
 
 ctypedef fused vertex_offset_t:
@@ -46,7 +48,7 @@ def edges(const vertex_offset_t[::1] vertex_offsets, const id_t[::1] pair_predic
     Returns the count, having allocated nothing, when the rows' pair ranges
     hold more than ``budget`` edges (negative: no bound)."""
     cdef Py_ssize_t n = local.shape[0], vertices = vertex_offsets.shape[0] - 1
-    cdef Py_ssize_t i, pair, j, first, last, lo, hi, middle, total = 0, count = 0
+    cdef Py_ssize_t i, pair, j, first, last, total = 0, count = 0
     cdef int64_t vertex, predicate
     cdef bint by_predicate = predicates is not None, checked = check is not None
     ranges_array = np.empty(2 * n, dtype=np.intp)
@@ -60,15 +62,8 @@ def edges(const vertex_offset_t[::1] vertex_offsets, const id_t[::1] pair_predic
                 last = vertex_offsets[vertex + 1]
                 if by_predicate:
                     predicate = predicates[i]
-                    lo, hi = first, last
-                    while lo < hi:
-                        middle = (lo + hi) >> 1
-                        if pair_predicates[middle] < predicate:
-                            lo = middle + 1
-                        else:
-                            hi = middle
-                    first = lo
-                    last = lo + 1 if lo < last and pair_predicates[lo] == predicate else lo
+                    first = lower_bound(&pair_predicates[0], first, last, predicate)
+                    last = first + 1 if first < last and pair_predicates[first] == predicate else first
             ranges[2 * i] = first
             ranges[2 * i + 1] = last
             if last > first:

@@ -17,31 +17,9 @@ pattern). Same matches, in the same order, as the NumPy path of
 
 from libc.stdint cimport int64_t
 
+from engine.store.sorted_search cimport lower_bound, upper_bound
+
 import numpy as np
-
-
-cdef inline Py_ssize_t _lower(const int64_t[::1] key, Py_ssize_t lo, Py_ssize_t hi, int64_t value) noexcept nogil:
-    """The first position in ``key[lo:hi]`` (sorted) whose value is not below ``value``."""
-    cdef Py_ssize_t middle
-    while lo < hi:
-        middle = (lo + hi) >> 1
-        if key[middle] < value:
-            lo = middle + 1
-        else:
-            hi = middle
-    return lo
-
-
-cdef inline Py_ssize_t _upper(const int64_t[::1] key, Py_ssize_t lo, Py_ssize_t hi, int64_t value) noexcept nogil:
-    """The first position in ``key[lo:hi]`` (sorted) whose value is above ``value``."""
-    cdef Py_ssize_t middle
-    while lo < hi:
-        middle = (lo + hi) >> 1
-        if key[middle] <= value:
-            lo = middle + 1
-        else:
-            hi = middle
-    return lo
 
 
 def probe(const int64_t[::1] key, const int64_t[::1] first, const int64_t[::1] second,
@@ -69,16 +47,16 @@ def probe(const int64_t[::1] key, const int64_t[::1] first, const int64_t[::1] s
             if two_part:
                 if high[i] > 0 and low[i] > 0:
                     value = (high[i] << 32) | low[i]
-                    lo = _lower(key, 0, m, value)
-                    hi = _upper(key, lo, m, value)
+                    lo = lower_bound(&key[0], 0, m, value)
+                    hi = upper_bound(&key[0], lo, m, value)
             elif high[i] > 0:
                 value = high[i]
-                lo = _lower(key, 0, m, value)
-                hi = _upper(key, lo, m, value)
+                lo = lower_bound(&key[0], 0, m, value)
+                hi = upper_bound(&key[0], lo, m, value)
             if checked and third_sorted and hi > lo:
                 want = check[i]
-                lo = _lower(third, lo, hi, want)
-                hi = _upper(third, lo, hi, want)
+                lo = lower_bound(&third[0], lo, hi, want)
+                hi = upper_bound(&third[0], lo, hi, want)
             ranges[2 * i] = lo
             ranges[2 * i + 1] = hi
             total += hi - lo
