@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -20,7 +21,7 @@ from endpoint.body_limit import BodyLimit
 from endpoint.brokers import Connectors
 from endpoint.brokers.metrics import ConnectorCollector
 from endpoint.brokers.sink_routes import SinkRoutes
-from endpoint.compression import Compression, send_whole
+from endpoint.compression import Compression, send_whole, whole_answer
 from endpoint.console import console_routes
 from endpoint.continuous_routes import ContinuousQueryRoutes
 from endpoint.errors import OPERATION, error_handlers
@@ -28,9 +29,10 @@ from endpoint.graph_store import GraphStoreRoute
 from endpoint.health import Readiness
 from endpoint.metrics import Metrics
 from endpoint.openapi import openapi_json
+from endpoint.quick_lane import Answer
 from endpoint.reader_front import POSITION_HEADER
 from endpoint.settings import Settings
-from endpoint.small_bodies import QUICK_BODY, declared_length, read_small_body
+from endpoint.small_bodies import QUERY_BODIES, QUICK_BODY, declared_length, media_type, read_small_body
 from endpoint.sparql_route import SparqlRoute
 from endpoint.stream_routes import StreamRoutes
 from endpoint.traffic import Traffic
@@ -50,7 +52,12 @@ class RivuletApp(Starlette):
     else, and any such request it declines, takes the whole path (a POST's
     body, read already, is handed on as it came). Not taken when CORS is on
     (the middleware must add its headers). Both paths run inside the traffic
-    metrics (:mod:`endpoint.traffic`)."""
+    metrics (:mod:`endpoint.traffic`).
+
+    The server's HTTP protocol goes one step further
+    (:mod:`endpoint.quick_lane`): it asks :meth:`quick_answer` for the whole
+    answer as soon as such a request has arrived, and runs the ASGI
+    application only when it declines."""
 
     answer_now = None
     traffic: Traffic | None = None
@@ -79,6 +86,33 @@ class RivuletApp(Starlette):
                 await send_whole(response, scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+    def takes_quickly(self, scope) -> bool:
+        """Might :meth:`quick_answer` answer this request (its head read)?"""
+        if self.answer_now is None or scope["path"] != "/sparql":
+            return False
+        method = scope["method"]
+        if method == "GET":
+            return True
+        return (method == "POST" and declared_length(scope, self.quick_body) is not None
+                and media_type(scope) in QUERY_BODIES)
+
+    def quick_answer(self, scope, body: bytes) -> Answer | None:
+        """The whole answer (status, headers, body) of a request
+        :meth:`takes_quickly` accepted, arrived with ``body``, or None: the
+        application then runs on it as on any other. Counted in the traffic
+        metrics as the application would count it."""
+        started = time.perf_counter()
+        response = self.answer_now(Request(scope), body)
+        if response is None:
+            return None
+        answer = whole_answer(response, scope)
+        if answer is None:
+            return None
+        scope[OPERATION] = "query"
+        if self.traffic is not None:
+            self.traffic.answered(scope, response.status_code, time.perf_counter() - started)
+        return response.status_code, answer[0], answer[1]
 
 
 def create_app(

@@ -172,18 +172,39 @@ def _left_alone(start: Message) -> bool:
     return False
 
 
+def whole_answer(response: Response, scope: Scope) -> tuple[list[tuple[bytes, bytes]], bytes] | None:
+    """The head and body :class:`Compression` would send for a whole (not
+    streamed) ``response``, computed at once: gzipped when the client accepts
+    it and the answer is not tiny, ``Vary: Accept-Encoding`` added whenever
+    it could have been. None for an answer so large that its compression
+    belongs in a worker thread (:data:`THREAD_SIZE`): send it through
+    :class:`Compression` instead."""
+    headers = response.raw_headers
+    body = response.body
+    if len(body) < MINIMUM_SIZE or _left_alone({"headers": headers, "status": response.status_code}):
+        return headers, body
+    headers = list(headers)
+    edited = MutableHeaders(raw=headers)
+    edited.add_vary_header("Accept-Encoding")
+    if not accepts_gzip(_header(scope, b"accept-encoding")):
+        return headers, body
+    if len(body) >= THREAD_SIZE:
+        return None
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    body = compressor.compress(body) + compressor.flush(zlib.Z_FINISH)
+    edited["Content-Encoding"] = "gzip"
+    edited["Content-Length"] = str(len(body))
+    return headers, body
+
+
 async def send_whole(response: Response, scope: Scope, receive: Receive, send: Send) -> None:
     """Send a whole (not streamed) ``response`` as :class:`Compression`
     around it would, with the same head and body, without its per-response
-    machinery unless the answer is gzipped: the short path of ``/sparql``
-    (:class:`endpoint.app.RivuletApp`) sends each small answer so."""
-    headers = response.raw_headers
-    body = response.body
-    if len(body) >= MINIMUM_SIZE and not _left_alone({"headers": headers, "status": response.status_code}):
-        if accepts_gzip(_header(scope, b"accept-encoding")):
-            await Compression(response)(scope, receive, send)
-            return
-        headers = list(headers)
-        MutableHeaders(raw=headers).add_vary_header("Accept-Encoding")
+    machinery (:func:`whole_answer`)."""
+    answer = whole_answer(response, scope)
+    if answer is None:
+        await Compression(response)(scope, receive, send)
+        return
+    headers, body = answer
     await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -38,6 +38,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from endpoint.connection_deadlines import DEFAULT_REQUEST_TIMEOUT, DEFAULT_SEND_TIMEOUT, ConnectionDeadlines
 from endpoint.head_holding import HeadHolding
+from endpoint.quick_lane import QuickLane
 
 
 def http_protocol(request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
@@ -82,9 +83,10 @@ class DecliningH11Protocol(ConnectionDeadlines, H11Protocol):
             self.request_received()
 
 
-class HttpProtocol(ConnectionDeadlines, HttpToolsProtocol):
+class HttpProtocol(QuickLane, ConnectionDeadlines, HttpToolsProtocol):
     """The server's protocol (uvicorn's ``http`` setting, through
-    :func:`http_protocol`); see the module docstring."""
+    :func:`http_protocol`); see the module docstring. Small queries are
+    answered without an ASGI cycle (:mod:`endpoint.quick_lane`)."""
 
     def __init__(self, *args: Any, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
                  send_timeout: float = DEFAULT_SEND_TIMEOUT, **kwargs: Any) -> None:

@@ -32,6 +32,8 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from endpoint.body_limit import declared_over, too_large
+from endpoint.quick_lane import Answer
+from endpoint.small_bodies import media_type
 from engine.durability.log_follower import LogFollower
 
 #: the response header (and cookie) with a write's log position, and the request header sending it back
@@ -61,13 +63,6 @@ def requested_position(scope: Scope) -> int:
     return 0
 
 
-def _media_type(scope: Scope) -> bytes:
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            return value.split(b";")[0].strip().lower()
-    return b""
-
-
 class ReaderFront:
     """The ASGI application of a reader process: ``local`` (the usual
     application over the follower's store) for reads, the writer for the rest."""
@@ -94,7 +89,7 @@ class ReaderFront:
             if b"update=" not in scope.get("query_string", b""):
                 await self._read(scope, receive, send)
                 return
-        elif path == "/sparql" and method == "POST" and _media_type(scope) == b"application/sparql-query":
+        elif path == "/sparql" and method == "POST" and media_type(scope) == b"application/sparql-query":
             await self._read(scope, receive, send)
             return
         elif (path == "/store" or path.startswith("/store/")) and method in ("GET", "HEAD"):
@@ -103,11 +98,38 @@ class ReaderFront:
         body = await self._body(scope, receive, send)
         if body is None:
             return
-        form = _media_type(scope) == b"application/x-www-form-urlencoded"
+        form = media_type(scope) == b"application/x-www-form-urlencoded"
         if path == "/sparql" and method == "POST" and form and not _UPDATE_FIELD.search(body):
             await self._read(scope, _replay(body, receive), send)
             return
         await self._forward(scope, body, receive, send)
+
+    def takes_quickly(self, scope: Scope) -> bool:
+        """The server's quick lane (:mod:`endpoint.quick_lane`): as the local application."""
+        return self.local.takes_quickly(scope)
+
+    def quick_answer(self, scope: Scope, body: bytes) -> Answer | None:
+        """The local application's quick answer to a read this reader may
+        answer now (the log position it asks for applied), with the position
+        it reflects; None for anything else."""
+        if scope["path"] != "/sparql":
+            return None
+        if scope["method"] == "GET":
+            if b"update=" in scope.get("query_string", b""):
+                return None
+        elif media_type(scope) == b"application/x-www-form-urlencoded":
+            if _UPDATE_FIELD.search(body):
+                return None
+        elif media_type(scope) != b"application/sparql-query":
+            return None
+        if requested_position(scope) > self.follower.applied:
+            return None  # the whole path waits for the follower
+        position = str(self.follower.applied).encode()
+        answer = self.local.quick_answer(scope, body)
+        if answer is None:
+            return None
+        status, headers, content = answer
+        return status, [*headers, (b"rivulet-log-position", position)], content
 
     # ----------------------------------------------------------------- reads
     async def _read(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -215,6 +237,28 @@ class WriterFront:
     def state(self):
         return self.app.state
 
+    def takes_quickly(self, scope: Scope) -> bool:
+        """The server's quick lane (:mod:`endpoint.quick_lane`): as the application."""
+        return self.app.takes_quickly(scope)
+
+    def quick_answer(self, scope: Scope, body: bytes) -> Answer | None:
+        """The application's quick answer, marked as :meth:`__call__` marks
+        its answers; None for a request a reader forwarded (its addresses
+        are in its headers)."""
+        server = scope.get("server")
+        if server is not None and server[1] is None:
+            return None
+        answer = self.app.quick_answer(scope, body)
+        if answer is None or scope["method"] not in WRITE_METHODS:
+            return answer
+        status, headers, content = answer
+        return status, [*headers, *self._position_headers()], content
+
+    def _position_headers(self) -> list[tuple[bytes, bytes]]:
+        position = str(self.wal.last_lsn).encode()  # at least this write's: it is durable by now
+        cookie = POSITION_COOKIE.encode() + b"=" + position + b"; Path=/; SameSite=Lax; HttpOnly"
+        return [(b"rivulet-log-position", position), (b"set-cookie", cookie)]
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -228,10 +272,7 @@ class WriterFront:
 
         async def marked(message: Message) -> None:
             if message["type"] == "http.response.start":
-                position = str(self.wal.last_lsn).encode()  # at least this write's: it is durable by now
-                message["headers"] = [*message.get("headers", ()), (b"rivulet-log-position", position),
-                                      (b"set-cookie", POSITION_COOKIE.encode() + b"=" + position
-                                       + b"; Path=/; SameSite=Lax; HttpOnly")]
+                message["headers"] = [*message.get("headers", ()), *self._position_headers()]
             await send(message)
 
         await self.app(scope, receive, marked)

@@ -26,6 +26,18 @@ def declared_length(scope: Scope, limit: int) -> int | None:
     return None
 
 
+#: the media types of a POSTed body that may hold a query (a form may hold an update too)
+QUERY_BODIES = frozenset({b"application/sparql-query", b"application/x-www-form-urlencoded"})
+
+
+def media_type(scope: Scope) -> bytes:
+    """The request's media type (its ``Content-Type`` without parameters, lower case; empty if none)."""
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return value.split(b";", 1)[0].strip().lower()
+    return b""
+
+
 async def read_small_body(receive: Receive, length: int) -> tuple[bytes | None, Receive]:
     """The body (None if it did not come as declared: a disconnect, or more
     than ``length`` bytes) and a ``receive`` that gives the application the

@@ -70,6 +70,11 @@ class Traffic:
         finally:
             self._record(scope, status, finished, error, time.perf_counter() - started)
 
+    def answered(self, scope: Scope, status: int, seconds: float) -> None:
+        """Count a request answered whole outside the application (the
+        server's quick lane, :mod:`endpoint.quick_lane`)."""
+        self._record(scope, status, True, None, seconds)
+
     def _record(self, scope: Scope, status: int | None, finished: bool, error: BaseException | None,
                 seconds: float) -> None:
         kind = kind_of(scope)

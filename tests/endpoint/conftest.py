@@ -28,10 +28,30 @@ from engine.api import Store
 DEMO = Path(__file__).resolve().parents[2] / "endpoint" / "demo" / "rivers.trig"
 
 
+class ServerProtocol(HttpProtocol):
+    """The server's protocol as ``rivulet serve`` runs it without
+    ``--access-log``. (pytest's log capture gives uvicorn's access logger
+    handlers, and uvicorn then logs every request, which closes the quick
+    lane of endpoint/quick_lane.py: every test would miss it.)"""
+
+    def connection_made(self, transport) -> None:
+        self.access_log = False
+        super().connection_made(transport)
+
+
+class WholePathProtocol(HttpProtocol):
+    """The server's protocol with its quick lane closed: every request runs
+    the ASGI application, as with ``--access-log``."""
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._answerer = None
+
+
 class Server:
     """One uvicorn server running in a background thread."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings, quick_lane: bool = True) -> None:
         self.store = store
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when
         # the listening socket says it is TCP; without it every response waits ~40 ms
@@ -42,7 +62,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         # the server's own HTTP protocol (see endpoint/http_protocol.py), as `rivulet serve` runs it
         config = uvicorn.Config(create_app(store, settings), log_config=None, access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1, http=HttpProtocol)
+                                lifespan="off", timeout_graceful_shutdown=1,
+                                http=ServerProtocol if quick_lane else WholePathProtocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 

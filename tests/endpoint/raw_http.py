@@ -38,6 +38,8 @@ class RawConnection:
     def response(self) -> Response:
         """The next response (Content-Length, chunked, or up to the close)."""
         status, headers = self.head()
+        if status in (204, 304) or status < 200:  # never a body (RFC 9112, section 6.3)
+            return Response(status, headers, b"")
         return Response(status, headers, self.body(headers))
 
     def head(self) -> tuple[int, dict[str, str]]:
