@@ -14,7 +14,7 @@ query's plan as JSON instead of its answer (:meth:`engine.api.Store.explain`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from endpoint import negotiation
 from endpoint.asgi_requests import accept, read_operation, read_operation_with, require_write
 from endpoint.errors import parsing
-from endpoint.negotiation import offers_for
+from endpoint.negotiation import Offer, offers_for
 from endpoint.protocol import (
     Operation,
     form_pairs,
@@ -72,6 +72,12 @@ class SparqlRoute:
         self.register = register
         #: (query string, local address) -> the GET's operation and base IRI (see _read_get)
         self._recent_gets: dict[tuple, tuple[Operation | None, str]] = {}
+        #: per cached shape: may its queries wait on another endpoint (see _calls_out)
+        self._shapes_calling_out: dict[Hashable, bool] = {}
+        #: (form, Accept lines, format parameters) -> the offer negotiated for them
+        self._offers: dict[tuple, Offer] = {}
+        #: (scheme, local address, path) -> the endpoint's URL, the base IRI (see _base)
+        self._bases: dict[tuple, str] = {}
 
     async def handle(self, request: Request) -> Response:
         operation = await read_operation(request)
@@ -130,7 +136,7 @@ class SparqlRoute:
                 operation, base = self._read_get(request)
             else:
                 operation = read_operation_with(request, body)
-                base = public_url(request, self.settings)
+                base = self._base(request)
             if (operation is None or operation.kind != "query" or operation.graphs is not None
                     or operation.timeout is not None or operation.explain is not None):
                 return None
@@ -139,9 +145,9 @@ class SparqlRoute:
                 return None
             plan, shape = found
             if (plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(shape)
-                    or calls_out(operation.text)):
+                    or self._calls_out(shape, operation.text)):
                 return None
-            offer = negotiation.pick_offer(offers_for(plan.form), accept(request), operation.formats)
+            offer = self._offer(request, plan.form, operation.formats)
             limit = self.settings.max_rows
             union = self.settings.union_default_graph
             result = self.workers.run_inline(shape, lambda stop: self.store.execute(
@@ -162,11 +168,51 @@ class SparqlRoute:
             # Starlette's query_params, read faster (protocol.form_pairs)
             params = form_pairs(request.scope["query_string"].decode("latin-1"))
             operation = operation_from_params(params, None)
-            found = (operation, public_url(request, self.settings))
+            found = (operation, self._base(request))
             if len(self._recent_gets) >= RECENT_GETS:
                 self._recent_gets.clear()
             self._recent_gets[key] = found
         return found
+
+    def _calls_out(self, shape: Hashable, text: str) -> bool:
+        """:func:`calls_out`, once per shape: a shape holds the SERVICE
+        keyword of its text (a query naming one lifts nothing, so its shape
+        is its very text), and the rest of a text says nothing more."""
+        found = self._shapes_calling_out.get(shape)
+        if found is None:
+            if len(self._shapes_calling_out) >= RECENT_GETS:
+                self._shapes_calling_out.clear()
+            found = self._shapes_calling_out[shape] = calls_out(text)
+        return found
+
+    def _offer(self, request: Request, form: str, formats: tuple[str, ...]) -> Offer:
+        """The negotiated offer (:func:`negotiation.pick_offer`), kept per
+        form, ``Accept`` lines and format parameters: clients send the same
+        few. A refusal (406, 400) is raised, never kept."""
+        lines = tuple(value for name, value in request.scope["headers"] if name == b"accept")
+        key = (form, lines, formats)
+        offer = self._offers.get(key)
+        if offer is None:
+            offer = negotiation.pick_offer(offers_for(form), accept(request), formats)
+            if len(self._offers) >= RECENT_GETS:
+                self._offers.clear()
+            self._offers[key] = offer
+        return offer
+
+    def _base(self, request: Request) -> str:
+        """:func:`public_url` of the request, kept per scheme, local address
+        and path (what it depends on when the server knows its address)."""
+        scope = request.scope
+        server = scope.get("server")
+        if not server:
+            return public_url(request, self.settings)
+        key = (scope["scheme"], server, scope["path"])
+        base = self._bases.get(key)
+        if base is None:
+            if len(self._bases) >= RECENT_GETS:
+                self._bases.clear()
+            base = self._bases[key] = public_url(request, self.settings)
+        return base
 
     async def _update(self, request: Request, operation: Operation) -> Response:
         require_write(request, self.settings)

@@ -65,10 +65,11 @@ from engine.rdf import (
     value_term,
     value_terms,
 )
+from engine.store import spelling_lookup_kernel
 from engine.store.distinct_ids import distinct_counts, unique_index_inverse
 from engine.store.layout import HASH_IDS, STRINGS
 from engine.store.spelling_index import SpellingIndex
-from engine.store.term_hash import CHECK_SEED, hash_spans, hash_strings, term_hash
+from engine.store.term_hash import CHECK_SEED, SEED, hash_spans, hash_strings, term_hash
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -149,6 +150,20 @@ class TermArrays:
         hit = self.hashes[at] == hashes
         ids = at + 1 if self.hash_ids is None else self.hash_ids[at].astype(np.int64)
         return np.where(hit, ids, 0)
+
+    def find_spelling(self, nt: str) -> int:
+        """The ID of the term spelled ``nt`` (canonical N-Triples), 0 if none:
+        one compiled call (:mod:`engine.store.spelling_lookup_kernel`) where
+        the arrays are 64-bit, else :meth:`find` and a comparison."""
+        data = nt.encode("utf-8")
+        if self.hashes.dtype == np.int64 and self.offsets.dtype == np.int64 and len(self.hashes):
+            at = spelling_lookup_kernel.hash_position(self.hashes, data, SEED)
+            if at < 0:
+                return 0
+            found = at + 1 if self.hash_ids is None else int(self.hash_ids[at])
+            return found if spelling_lookup_kernel.spelled_as(self.offsets, self.blob, found, data) else 0
+        found = int(self.find(np.array([term_hash(nt)], dtype=np.int64))[0])
+        return found if found and self.spelling(found) == nt else 0
 
     def appended(self, terms: pa.Array, hashes: np.ndarray) -> tuple[TermArrays, np.ndarray]:
         """These arrays with new distinct terms (and their hashes) added, and
@@ -298,9 +313,7 @@ class CompactTermDictionary:
 
     # ----------------------------------------------------------------- lookup
     def _find_spelling(self, nt: str) -> int:
-        arrays = self._arrays
-        found = int(arrays.find(np.array([term_hash(nt)], dtype=np.int64))[0])
-        return found if found and arrays.spelling(found) == nt else 0
+        return self._arrays.find_spelling(nt)
 
     def _in_base(self, term: Term) -> int:
         return self._find(format_term(term)) if len(self._arrays) else 0

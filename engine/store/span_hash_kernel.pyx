@@ -8,36 +8,15 @@ operations plus a sort of the spans by length; a profile of HTTP ingest
 (1M stored, one query) put 14.5% of the server's samples there. Here each
 span is one loop over its words, and the GIL is released meanwhile.
 
-The function is the same as :func:`engine.store.term_hash.term_hash` (the
-one-string form, in Python): 8-byte little-endian words, the last one
-zero-padded, a multiply-rotate-multiply per word and a xor-shift finish.
+The function (``span_hash.pxd``) is the same as
+:func:`engine.store.term_hash.term_hash` (the one-string form, in Python).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 import numpy as np
 
-cdef uint64_t K1 = 0x9E3779B185EBCA87ULL
-cdef uint64_t K2 = 0xC2B2AE3D27D4EB4FULL
-cdef uint64_t K3 = 0x165667B19E3779F9ULL
-
-
-cdef inline uint64_t _rotl(uint64_t x, int r) noexcept nogil:
-    return (x << r) | (x >> (64 - r))
-
-
-cdef inline uint64_t _word(const uint8_t* at, int64_t available) noexcept nogil:
-    """Up to 8 bytes from ``at`` as a little-endian word (missing bytes are 0);
-    a whole word is a fixed 8-byte loop, which gcc turns into one load."""
-    cdef uint64_t word = 0
-    cdef int b
-    if available >= 8:
-        for b in range(8):
-            word |= (<uint64_t>at[b]) << (8 * b)
-        return word
-    for b in range(available):
-        word |= (<uint64_t>at[b]) << (8 * b)
-    return word
+from engine.store.span_hash cimport span_hash
 
 
 def hash_spans(const uint8_t[::1] data, const int64_t[::1] starts, const int64_t[::1] lengths,
@@ -48,24 +27,9 @@ def hash_spans(const uint8_t[::1] data, const int64_t[::1] starts, const int64_t
     out = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] hashes = out
     cdef Py_ssize_t i
-    cdef int64_t length, pos
-    cdef const uint8_t* at
-    cdef uint64_t h, k
+    cdef int64_t length
     with nogil:
         for i in range(n):
             length = lengths[i]
-            h = seed ^ (<uint64_t>length * K1)
-            if length:
-                at = &data[starts[i]]
-                pos = 0
-                while pos < length:
-                    k = _rotl(_word(at + pos, length - pos) * K2, 31) * K1
-                    h = _rotl(h ^ k, 27) * K1 + K3
-                    pos += 8
-            h ^= h >> 33
-            h *= K2
-            h ^= h >> 29
-            h *= K3
-            h ^= h >> 32
-            hashes[i] = h
+            hashes[i] = span_hash(&data[starts[i]] if length else NULL, length, seed)
     return out
