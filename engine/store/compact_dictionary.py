@@ -203,6 +203,10 @@ class TermArrays:
         return grown, ids
 
 
+#: columns up to this long are decoded an ID at a time (see decode_many)
+SHORT_COLUMN = 16
+
+
 def _id_dtype(largest: int) -> np.dtype:
     return np.dtype(np.int32) if largest < 2**31 - 1 else np.dtype(np.int64)
 
@@ -465,8 +469,13 @@ class CompactTermDictionary:
     def decode_many(self, ids: np.ndarray) -> list[Term | None]:
         """Terms for a column of IDs (a result's column: mostly recent terms):
         the overlay's (a window's stream terms) in one call to it, the
-        compact ones through the decode cache, value IDs from their value."""
+        compact ones through the decode cache, value IDs from their value.
+        A short column (a small query's answer) is decoded an ID at a time:
+        the masks would cost more than the IDs."""
         ids = np.asarray(ids, dtype=np.int64)
+        if len(ids) <= SHORT_COLUMN:
+            decode = self.decode
+            return [decode(term_id) for term_id in ids.tolist()]
         out: list[Term | None] = [None] * len(ids)  # 0: unbound
         values = self._value_mask(ids)
         base = len(self._arrays)

@@ -9,7 +9,7 @@ LIMIT push-down (a BGP explored a chunk of its first pattern at a time).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -102,13 +102,60 @@ def _ordered(graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
 
     if cx.plans is not None:
         return cx.plans.order(graph_of, frozenset(solutions.columns), solutions.length, plan)
-    key = (tuple(graph_of), tuple(map(id, graph_of.values())), frozenset(solutions.columns))
+    patterns = tuple(graph_of)
+    graphs = tuple(map(id, graph_of.values()))
+    columns = frozenset(solutions.columns)
+    key = (patterns, graphs, columns)
     order = _ORDERS.get(key)
     if order is None:
-        order = plan()
+        order = _order_of_shape(patterns, graphs, columns, graph_of, cx, plan)
         if len(_ORDERS) >= ORDERS_KEPT:
             _ORDERS.clear()
         _ORDERS[key] = order
+    return order
+
+
+#: orders by the patterns' skeleton (their subject and object constants left
+#: out): (the order as positions in the patterns, the first one's estimate)
+_SKELETON_ORDERS: dict[tuple, tuple[tuple[int, ...], float]] = {}
+#: an order kept for a skeleton is taken again while its first pattern's
+#: estimate with the new constants stays within this factor of the one it was
+#: planned with (or of SMALL_START rows, whichever is larger)
+ORDER_DRIFT = 4.0
+SMALL_START = 16.0
+
+
+def _skeleton(pattern: A.TriplePattern) -> tuple:
+    """A pattern with its subject and object constants left out: what stays
+    when a client sends the same query about another user or post (the
+    predicates stay: they choose the data, and the order with them)."""
+    s, p, o = pattern.subject, pattern.predicate, pattern.object
+    return (s if isinstance(s, Variable) else None, p, o if isinstance(o, Variable) else None)
+
+
+def _order_of_shape(patterns: tuple[A.TriplePattern, ...], graphs: tuple[int, ...], columns: frozenset,
+                    graph_of: Mapping[A.TriplePattern, Graph], cx: ExecutionContext,
+                    plan: Callable[[], list[A.TriplePattern]]) -> list[A.TriplePattern]:
+    """The order of patterns seen with other subject or object constants
+    (the same query about another user): the order planned then, if its
+    first pattern costs about what it did (one estimate instead of the
+    greedy search's estimates of every pattern at every step); else planned
+    anew. An order only decides the work, never the answer."""
+    skeleton = (tuple(map(_skeleton, patterns)), graphs, columns)
+    kept = _SKELETON_ORDERS.get(skeleton)
+    if kept is not None:
+        positions, planned_rows = kept
+        first = patterns[positions[0]]
+        rows = cx.cost.estimate(graph_of[first], first, set(columns), 1.0)
+        if rows <= ORDER_DRIFT * max(planned_rows, SMALL_START):
+            return [patterns[i] for i in positions]
+    order = plan()
+    at = {pattern: i for i, pattern in enumerate(patterns)}
+    first = order[0]
+    if len(_SKELETON_ORDERS) >= ORDERS_KEPT:
+        _SKELETON_ORDERS.clear()
+    _SKELETON_ORDERS[skeleton] = (tuple(at[p] for p in order),
+                                  cx.cost.estimate(graph_of[first], first, set(columns), 1.0))
     return order
 
 
