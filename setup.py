@@ -12,6 +12,8 @@ setup(ext_modules=cythonize(
                extra_compile_args=["-O2"]),
      Extension("engine.store.span_hash_kernel", ["engine/store/span_hash_kernel.pyx"],
                extra_compile_args=["-O2"]),
+     Extension("engine.sparql.syntax.tokenizer_kernel", ["engine/sparql/syntax/tokenizer_kernel.pyx"],
+               extra_compile_args=["-O2"]),
      Extension("engine.store.spelling_lookup_kernel", ["engine/store/spelling_lookup_kernel.pyx"],
                extra_compile_args=["-O2"]),
      Extension("engine.store.sorted_triples_kernel", ["engine/store/sorted_triples_kernel.pyx"],

@@ -25,6 +25,7 @@ from engine.rdf import (
     TripleTerm,
     numeric_value,
 )
+from engine.store.compact_dictionary import SHORT_COLUMN
 from engine.store.distinct_ids import unique_inverse
 
 #: columns at least this long are decoded a distinct ID at a time
@@ -89,9 +90,9 @@ class QueryTerms:
         return decode_repeating(ids, self._decode_distinct)
 
     def _decode_distinct(self, ids: np.ndarray) -> list[Term | None]:
-        if ids.min() >= 0:
+        if len(ids) > SHORT_COLUMN and ids.min() >= 0:
             return self.dictionary.decode_many(ids)
-        decode = self.decode
+        decode = self.decode  # a short column: an ID at a time costs less than NumPy's calls
         return [decode(i) for i in ids.tolist()]
 
     def encode_column(self, terms: list[Term | None]) -> np.ndarray:

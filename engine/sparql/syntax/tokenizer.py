@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from engine.sparql.syntax.errors import error_at
+from engine.sparql.syntax.tokenizer_kernel import ascii_tokens
 
 Token = tuple[str, object, int, int]
 
@@ -115,8 +116,18 @@ def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens.
 
     The list always ends with two ``eof`` tokens so that the parser can peek
-    one token ahead without bounds checks.
+    one token ahead without bounds checks. Most texts are read by the
+    compiled loop of :mod:`engine.sparql.syntax.tokenizer_kernel` (the same
+    tokens); the regex below reads the rest and is the definition.
     """
+    found = ascii_tokens(text)
+    if found is not None:
+        return found
+    return regex_tokens(text)
+
+
+def regex_tokens(text: str) -> list[Token]:
+    """:func:`tokenize` by the regex alone."""
     tokens: list[Token] = []
     append = tokens.append
     for match in _MASTER.finditer(text):
