@@ -23,6 +23,7 @@ from engine.sparql.expr import ExprError, expression_variables
 from engine.sparql.expr.aggregates import canonical_number, compute_aggregate
 from engine.sparql.expr.operators import arithmetic
 from engine.sparql.expr.xsd import DOUBLE, INTEGER, integer_literal, number_literal, numeric
+from engine.store.compact_dictionary import SHORT_COLUMN
 from engine.store.distinct_ids import unique_inverse
 
 
@@ -113,7 +114,11 @@ def fast_count(
 
 
 def count_literals(counts: np.ndarray, encode_column: Callable) -> np.ndarray:
-    """IDs of the xsd:integer literals for a column of counts (one literal per distinct count)."""
+    """IDs of the xsd:integer literals for a column of counts (one literal per
+    distinct count; a short column, such as the one count of a query without
+    GROUP BY, a literal per row: sorting it would cost more)."""
+    if len(counts) <= SHORT_COLUMN:
+        return encode_column([Literal(str(c), XSD_INTEGER) for c in counts.tolist()])
     distinct_counts, inverse = np.unique(counts, return_inverse=True)
     ids = encode_column([Literal(str(c), XSD_INTEGER) for c in distinct_counts.tolist()])
     return ids[inverse.reshape(-1)]

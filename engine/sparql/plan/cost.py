@@ -27,6 +27,7 @@ class CostModel:
 
     def __init__(self, encode: Callable[[Term], int]) -> None:
         self._encode = encode
+        self._counts: dict[tuple[int, int], int] = {}
         self._stats_cache: dict[tuple[int, int], tuple[int, int, int]] = {}
 
     def estimator(self, graph: Graph) -> Estimator:
@@ -39,12 +40,13 @@ class CostModel:
         constants, then the average fan-out of the predicate for each position
         already bound."""
         positions = (pattern.subject, pattern.predicate, pattern.object)
-        matches, subjects, objects = self._pattern_stats(graph, pattern)
+        matches = self._matches(graph, pattern)
         if matches == 0:
             return 0.0
         is_bound = [isinstance(t, Variable) and t.name in bound for t in positions]
         if not any(is_bound):
             return rows * matches
+        _, subjects, objects = self._pattern_stats(graph, pattern)
         estimate = float(matches)
         if is_bound[0]:
             estimate /= max(subjects, 1)
@@ -54,15 +56,27 @@ class CostModel:
             estimate /= max(len(graph) ** 0.5, 1.0)
         return rows * estimate
 
-    def _pattern_stats(self, graph: Graph, pattern: TriplePattern) -> tuple[int, int, int]:
-        """(matches of the pattern's constants, distinct subjects and objects of its
-        predicate) in ``graph``; asked again at every greedy step, so kept."""
+    def _matches(self, graph: Graph, pattern: TriplePattern) -> int:
+        """The triples of ``graph`` that match the pattern's constants; asked
+        again at every greedy step, so kept (the one figure of a pattern
+        that shares no variable with the rows so far)."""
         key = (id(pattern), id(graph))  # both live as long as this cost model
-        found = self._stats_cache.get(key)
+        found = self._counts.get(key)
         if found is None:
             positions = (pattern.subject, pattern.predicate, pattern.object)
             constants = [None if isinstance(t, Variable) else self._encode(t) for t in positions]
-            matches = graph.count(*constants)
-            _, subjects, objects = graph.degree_stats(constants[1]) if matches else (matches, 1, 1)
+            found = self._counts[key] = graph.count(*constants)
+        return found
+
+    def _pattern_stats(self, graph: Graph, pattern: TriplePattern) -> tuple[int, int, int]:
+        """(matches of the pattern's constants, distinct subjects and objects of its
+        predicate) in ``graph``; kept as the counts are."""
+        key = (id(pattern), id(graph))
+        found = self._stats_cache.get(key)
+        if found is None:
+            matches = self._matches(graph, pattern)
+            predicate = pattern.predicate
+            p = None if isinstance(predicate, Variable) else self._encode(predicate)
+            _, subjects, objects = graph.degree_stats(p) if matches else (matches, 1, 1)
             found = self._stats_cache[key] = (matches, subjects, objects)
         return found
