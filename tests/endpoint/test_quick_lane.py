@@ -193,3 +193,48 @@ def test_lane_answers_are_counted(servers):
     _answers(lane.url, [get] * 25, False)
     assert calls == []
     assert counted() == before + 25
+
+
+HOSTILE = [
+    (b"Accept", b"application/sparql-results+xml"), (b"Accept", b"text/csv;q=0.5, */*;q=0.1"),
+    (b"Accept", b"image/png"), (b"Accept", b"application/sparql-results+json;q=0"),
+    (b"Accept", b""), (b"Accept-Encoding", b"gzip;q=0"), (b"Accept-Encoding", b"x-gzip, *;q=0"),
+    (b"Accept-Encoding", b"br, GZIP;q=0.2"), (b"X-Forwarded-Proto", b"https"),
+    (b"X-Forwarded-For", b"10.0.0.1"), (b"Connection", b"keep-alive"), (b"Cookie", b"a=b; c"),
+    (b"Content-Type", b"application/sparql-query; charset=utf-8"), (b"Host", b"evil.example"),
+    (b"Content-Type", b"APPLICATION/SPARQL-QUERY"), (b"Content-Type", b"text/plain"),
+    (b"X-Padding", b"\xff\xfe latin-1 bytes"), (b"Rivulet-Log-Position", b"99999999999999999999"),
+]
+
+
+def test_hostile_headers_get_the_answers_of_the_application(servers):
+    """Generated requests with headers no client library would send (odd
+    Accept and Accept-Encoding values, proxy headers, a second Host, media
+    types in other cases, bytes that are not UTF-8, query strings with a
+    timeout or a format): the lane answers each as the application does,
+    or leaves it to the application."""
+    lane, whole = servers
+    rng = random.Random(23)
+    requests = []
+    for raw in _requests(rng, 150):
+        head, body = raw.split(b"\r\n\r\n", 1)
+        extra = rng.sample(HOSTILE, rng.randrange(1, 4))
+        if any(name == b"Accept" for name, _ in extra) and rng.random() < 0.7:  # instead of the JSON one
+            head = b"\r\n".join(line for line in head.split(b"\r\n") if not line.startswith(b"Accept:"))
+        if b"POST" not in head[:4]:
+            extra = [h for h in extra if h[0] != b"Content-Type"]
+            if rng.random() < 0.3:
+                parameter = rng.choice([b"&timeout=5", b"&format=json", b"&format=xml", b"&query="])
+                head = head.replace(b" HTTP/1.1", parameter + b" HTTP/1.1", 1)
+        elif any(h[0] == b"Content-Type" for h in extra):  # the generated media type replaces the request's
+            head = b"\r\n".join(line for line in head.split(b"\r\n") if not line.startswith(b"Content-Type"))
+        requests.append(head + b"".join(b"\r\n" + name + b": " + value for name, value in extra)
+                        + b"\r\n\r\n" + body)
+    _answers(lane.url, requests, False)  # shapes seen, timed
+    calls = _asgi_calls(lane)
+    got = _answers(lane.url, requests, False)
+    expected = _answers(whole.url, requests, False)
+    assert 0 < len(calls) < len(requests) // 2, "the lane answers most, and leaves some to the application"
+    assert [a[0] for a in got] == [a[0] for a in expected]
+    assert got == expected
+    assert {a[0] for a in got} >= {200, 400, 406}  # the generated headers reach refusals as well as answers
