@@ -71,15 +71,11 @@ class RivuletApp(Starlette):
             await self._answer(scope, receive, send)
 
     async def _answer(self, scope, receive, send) -> None:
-        if self.answer_now is not None and scope["type"] == "http" and scope["path"] == "/sparql":
-            method = scope["method"]
-            response = None
-            if method == "GET":
-                response = self.answer_now(Request(scope), b"")
-            elif method == "POST" and (length := declared_length(scope, self.quick_body)) is not None:
-                body, receive = await read_small_body(receive, length)
-                if body is not None:
-                    response = self.answer_now(Request(scope), body)
+        if scope["type"] == "http" and self.takes_quickly(scope):
+            body: bytes | None = b""
+            if scope["method"] == "POST":
+                body, receive = await read_small_body(receive, declared_length(scope, self.quick_body))
+            response = None if body is None else self.answer_now(Request(scope), body)
             if response is not None:
                 scope[OPERATION] = "query"  # what the whole path would have said
                 # gzip as on the whole path (endpoint.compression); a tiny answer never is

@@ -120,9 +120,11 @@ class _Responder:
         answer is tiny or the client did not ask for gzip."""
         start = self._start
         assert start is not None
-        if not more and len(body) < self._minimum_size:
+        if not more and len(body) < THREAD_SIZE:  # whole, and small enough to compress here
             self._passing = True
-            await self._send(start)
+            headers, body = _whole(start["status"], start.get("headers", []), body, self._scope,
+                                   self._minimum_size)
+            await self._send({**start, "headers": headers})
             await self._send({"type": "http.response.body", "body": body, "more_body": False})
             return
         start["headers"] = list(start.get("headers", []))  # a list: MutableHeaders edits it in place
@@ -174,22 +176,26 @@ def _left_alone(start: Message) -> bool:
 
 def whole_answer(response: Response, scope: Scope) -> tuple[list[tuple[bytes, bytes]], bytes] | None:
     """The head and body :class:`Compression` would send for a whole (not
-    streamed) ``response``, computed at once: gzipped when the client accepts
-    it and the answer is not tiny, ``Vary: Accept-Encoding`` added whenever
-    it could have been. None for an answer so large that its compression
-    belongs in a worker thread (:data:`THREAD_SIZE`): send it through
-    :class:`Compression` instead."""
-    headers = response.raw_headers
-    body = response.body
-    if len(body) < MINIMUM_SIZE or _left_alone({"headers": headers, "status": response.status_code}):
+    streamed) ``response``, computed at once; None for an answer so large
+    that its compression belongs in a worker thread (:data:`THREAD_SIZE`):
+    send it through :class:`Compression` instead."""
+    if len(response.body) >= THREAD_SIZE:
+        return None
+    return _whole(response.status_code, response.raw_headers, response.body, scope, MINIMUM_SIZE)
+
+
+def _whole(status: int, headers: list[tuple[bytes, bytes]], body: bytes, scope: Scope,
+           minimum_size: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """A whole answer's head and body: gzipped when the client accepts it
+    and the answer is not tiny, ``Vary: Accept-Encoding`` added whenever it
+    could have been (the decision of the module docstring)."""
+    if len(body) < minimum_size or _left_alone({"headers": headers, "status": status}):
         return headers, body
-    headers = list(headers)
+    headers = list(headers)  # a copy: MutableHeaders edits it in place
     edited = MutableHeaders(raw=headers)
     edited.add_vary_header("Accept-Encoding")
-    if not accepts_gzip(_header(scope, b"accept-encoding")):
+    if not accepts_gzip(_header(scope, b"accept-encoding")):  # read only for answers this large
         return headers, body
-    if len(body) >= THREAD_SIZE:
-        return None
     compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     body = compressor.compress(body) + compressor.flush(zlib.Z_FINISH)
     edited["Content-Encoding"] = "gzip"

@@ -46,8 +46,8 @@ from engine.sparql import algebra as A
 from engine.sparql.exec import DEPTH_HEADER, incoming_depth
 from engine.sparql.syntax import is_registration
 
-#: GET requests whose reading is kept for the short path
-RECENT_GETS = 1024
+#: entries of each of the short path's memories (GET readings, offers, base IRIs, shapes calling out)
+REMEMBERED = 1024
 #: the keyword of a pattern run by another endpoint (a string or comment naming it only costs a thread hop)
 _SERVICE = re.compile(r"\bservice\b", re.IGNORECASE)
 
@@ -57,6 +57,18 @@ def calls_out(text: str) -> bool:
     without using the CPU, so its CPU time says nothing of how long it
     would hold the event loop (:mod:`endpoint.workers`)."""
     return _SERVICE.search(text) is not None
+
+
+def _remembered(kept: dict, key: Hashable, make: Callable[[], object]):
+    """``kept[key]``, made by ``make()`` when missing; the dict is emptied
+    when it holds :data:`REMEMBERED` entries (these keep what clients send
+    again and again, a few entries each). A ``make`` that raises keeps nothing."""
+    found = kept.get(key)
+    if found is None:
+        if len(kept) >= REMEMBERED:
+            kept.clear()
+        found = kept[key] = make()
+    return found
 
 
 class SparqlRoute:
@@ -162,42 +174,27 @@ class SparqlRoute:
         """The operation of a GET and the endpoint's URL (the base IRI), kept
         per query string: decoding a long percent-encoded query costs more
         than the rest of the short path."""
-        key = (request.scope["query_string"], request.scope.get("server"))
-        found = self._recent_gets.get(key)
-        if found is None:
+        def read() -> tuple[Operation | None, str]:
             # Starlette's query_params, read faster (protocol.form_pairs)
             params = form_pairs(request.scope["query_string"].decode("latin-1"))
-            operation = operation_from_params(params, None)
-            found = (operation, self._base(request))
-            if len(self._recent_gets) >= RECENT_GETS:
-                self._recent_gets.clear()
-            self._recent_gets[key] = found
-        return found
+            return operation_from_params(params, None), self._base(request)
+
+        key = (request.scope["query_string"], request.scope.get("server"))
+        return _remembered(self._recent_gets, key, read)
 
     def _calls_out(self, shape: Hashable, text: str) -> bool:
         """:func:`calls_out`, once per shape: a shape holds the SERVICE
         keyword of its text (a query naming one lifts nothing, so its shape
         is its very text), and the rest of a text says nothing more."""
-        found = self._shapes_calling_out.get(shape)
-        if found is None:
-            if len(self._shapes_calling_out) >= RECENT_GETS:
-                self._shapes_calling_out.clear()
-            found = self._shapes_calling_out[shape] = calls_out(text)
-        return found
+        return _remembered(self._shapes_calling_out, shape, lambda: calls_out(text))
 
     def _offer(self, request: Request, form: str, formats: tuple[str, ...]) -> Offer:
         """The negotiated offer (:func:`negotiation.pick_offer`), kept per
         form, ``Accept`` lines and format parameters: clients send the same
         few. A refusal (406, 400) is raised, never kept."""
         lines = tuple(value for name, value in request.scope["headers"] if name == b"accept")
-        key = (form, lines, formats)
-        offer = self._offers.get(key)
-        if offer is None:
-            offer = negotiation.pick_offer(offers_for(form), accept(request), formats)
-            if len(self._offers) >= RECENT_GETS:
-                self._offers.clear()
-            self._offers[key] = offer
-        return offer
+        return _remembered(self._offers, (form, lines, formats),
+                           lambda: negotiation.pick_offer(offers_for(form), accept(request), formats))
 
     def _base(self, request: Request) -> str:
         """:func:`public_url` of the request, kept per scheme, local address
@@ -206,13 +203,8 @@ class SparqlRoute:
         server = scope.get("server")
         if not server:
             return public_url(request, self.settings)
-        key = (scope["scheme"], server, scope["path"])
-        base = self._bases.get(key)
-        if base is None:
-            if len(self._bases) >= RECENT_GETS:
-                self._bases.clear()
-            base = self._bases[key] = public_url(request, self.settings)
-        return base
+        return _remembered(self._bases, (scope["scheme"], server, scope["path"]),
+                           lambda: public_url(request, self.settings))
 
     async def _update(self, request: Request, operation: Operation) -> Response:
         require_write(request, self.settings)
