@@ -10,8 +10,10 @@ never held whole in memory:
   appended, so graph files can be written with the IDs they hold;
 - a graph unchanged since the files the server mapped is hard-linked from
   them (no byte written; store files never change once written);
-- a graph built in memory (a load, a graph rebuilt by a delete) is saved
+- a graph built in memory (a load, a graph rebuilt by compaction) is saved
   from its arrays;
+- a mapped graph with deletes (tombstones, ``engine.store.trimmed_graph``)
+  is read by range as below, less its deleted triples;
 - a mapped graph with deltas (updates, absorbed stream batches) is merged
   with them a chunk at a time: its files are read by range (``pread``: a
   read through the server's mapping would make the whole store resident),
@@ -61,6 +63,7 @@ from engine.store.graph import Graph
 from engine.store.layered_graph import make_delta
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, MANIFEST, TERMS, Manifest, adjacency_dir
 from engine.store.memory_graph import EMPTY
+from engine.store.trimmed_graph import TrimmedGraph, is_compact
 
 PARTIAL = ".partial"
 
@@ -175,7 +178,7 @@ def _values_apart(base: Graph, deltas: tuple[Delta, ...]) -> tuple[Graph, tuple[
     of an in-memory base and of the deltas to fold (a compact base never
     holds one), as one delta of stored data (no stream); None when none do."""
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    if not isinstance(base, CompactGraph) and len(base) and holds_values(base.s, base.o):
+    if not is_compact(base) and len(base) and holds_values(base.s, base.o):
         rows = is_value(base.s) | is_value(base.o)
         found.append((base.s[rows], base.p[rows], base.o[rows]))
         base = MemoryGraph(base.s[~rows], base.p[~rows], base.o[~rows], unique=True)
@@ -210,6 +213,8 @@ def _edges(graph: Graph, direction: str) -> Iterator[Edges]:
     """The graph's edges in one direction, sorted, a chunk at a time: read
     by range from a compact graph's arrays, sorted in memory otherwise (an
     in-memory graph, whose columns are there already)."""
+    if isinstance(graph, TrimmedGraph) and _single_shard(graph.base):
+        return (_left_out(chunk, graph.gone, direction) for chunk in _edges(graph.base, direction))
     if _single_shard(graph):
         part: Adjacency = graph.direction(direction).parts[0]
         arrays = ({name: FileArray(part.source / f"{name}.npy") for name in ADJACENCY_ARRAYS}
@@ -219,6 +224,14 @@ def _edges(graph: Graph, direction: str) -> Iterator[Edges]:
         return iter(())
     s, p, o = graph.s, graph.p, graph.o
     return chunks_of(sorted_edges(s, p, o) if direction == DIRECTIONS[0] else sorted_edges(o, p, s))
+
+
+def _left_out(edges: Edges, gone: MemoryGraph, direction: str) -> Edges:
+    """One chunk of a trimmed base's edges without its tombstones."""
+    vertex, predicate, neighbour = edges
+    s, o = (vertex, neighbour) if direction == DIRECTIONS[0] else (neighbour, vertex)
+    keep = ~gone.contains(s, predicate, o)
+    return vertex[keep], predicate[keep], neighbour[keep]
 
 
 def _sync_tree(root: Path) -> None:

@@ -1,10 +1,11 @@
 """The one interface of a stored graph, whatever holds its triples.
 
-Four kinds implement :class:`Graph`: :class:`~engine.store.memory_graph.MemoryGraph`
+Five kinds implement :class:`Graph`: :class:`~engine.store.memory_graph.MemoryGraph`
 (sorted in-memory arrays), :class:`~engine.store.compact_graph.CompactGraph`
 (a loaded store's memory-mapped CSR), :class:`~engine.store.union_graph.UnionGraph`
-(disjoint members read as one) and :class:`~engine.store.layered_graph.LayeredGraph`
-(a base plus timestamped stream deltas); the stream index adds
+(disjoint members read as one), :class:`~engine.store.layered_graph.LayeredGraph`
+(a base plus timestamped stream deltas) and :class:`~engine.store.trimmed_graph.TrimmedGraph`
+(a large base less the triples deleted from it); the stream index adds
 :class:`~engine.store.timed_triples.TimedTriples` (one indexed batch), its
 :class:`~engine.store.timed_triples.TimeSlice` and
 :class:`~engine.store.window_graph.WindowGraph` (a window read in place). The executor, property paths,

@@ -36,6 +36,7 @@ from engine.store.compact_graph import CompactGraph, holds_values
 from engine.store.graph import Graph
 from engine.store.memory_graph import MemoryGraph
 from engine.store.sorted_triples_kernel import contains_sorted, merge_sorted
+from engine.store.trimmed_graph import TrimmedGraph, is_compact, without_triples
 from engine.store.union_graph import UnionGraph
 
 #: stream number of deltas that do not come from a stream (no application time)
@@ -205,13 +206,12 @@ class LayeredGraph(UnionGraph):
         return LayeredGraph(self.base, (*deltas, delta), self.copies)
 
     def without(self, gone: MemoryGraph) -> LayeredGraph:
-        """A new version without the triples of ``gone`` (SPARQL DELETE): the
-        base is rebuilt only if it holds some of them; deltas keep the
-        timestamps of the rows that stay; the triples' copies go too."""
-        base = self.base
-        if base.contains(gone.s, gone.p, gone.o).any():
-            base = base.with_changes(None, gone)
-        return LayeredGraph(base, _without(self.deltas, gone), _without(self.copies, gone))
+        """A new version without the triples of ``gone`` (SPARQL DELETE): a
+        large base keeps them as tombstones (:mod:`engine.store.trimmed_graph`),
+        a small one is rebuilt; deltas keep the timestamps of the rows that
+        stay; the triples' copies go too."""
+        return LayeredGraph(without_triples(self.base, gone), _without(self.deltas, gone),
+                            _without(self.copies, gone))
 
     def as_of(self, cutoffs: dict[int, int]) -> UnionGraph:
         """The graph as a window closing at ``cutoffs[stream]`` must see it: a
@@ -252,7 +252,10 @@ class LayeredGraph(UnionGraph):
         whose rows are all older than ``safe[stream]`` (streams not in ``safe``
         have no pending window). Small deltas merge among themselves; all of
         them merge into the base once they hold a quarter of its size, and the
-        copies of their triples go (a triple of the base is always visible)."""
+        copies of their triples go (a triple of the base is always visible).
+        A base whose tombstones are a quarter of it is rebuilt without them first."""
+        if isinstance(self.base, TrimmedGraph) and self.base.due():
+            return LayeredGraph(self.base.rebuilt(), self.deltas, self.copies).compacted(safe)
         if not self.deltas:
             return self
         movable: list[Delta] = []
@@ -260,11 +263,11 @@ class LayeredGraph(UnionGraph):
         for d in self.deltas:
             (movable if d.stream not in safe or d.max_ts < safe[d.stream] else pinned).append(d)
         delta_rows = sum(len(d.triples) for d in movable)
-        if isinstance(self.base, CompactGraph):  # rows that name a value ID stay beside its arrays
+        if is_compact(self.base):  # rows that name a value ID stay beside its arrays
             delta_rows -= sum(_value_rows(d) for d in movable)
         if movable and delta_rows * 4 >= max(len(self.base), 65536):
             base = self.base
-            if not isinstance(base, CompactGraph):
+            if not is_compact(base):
                 merged = _merged_base(base, movable)
                 return LayeredGraph(merged, tuple(pinned), _copies_of(self.copies, pinned))
             s, p, o = base.s, base.p, base.o

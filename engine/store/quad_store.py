@@ -156,10 +156,12 @@ class Transaction:
         self._record("remove", graph_id, s, p, o)
         graph = self.graphs[graph_id]
         gone = MemoryGraph(s, p, o)
-        if isinstance(graph, LayeredGraph):
-            self.graphs[graph_id] = graph.without(gone)
-        else:
+        if isinstance(graph, MemoryGraph) and len(graph) < DELTA_MIN:
             self.graphs[graph_id] = graph.with_changes(None, gone)
+            return
+        # a large graph keeps the deleted triples as tombstones, not a rebuilt copy
+        layered = graph if isinstance(graph, LayeredGraph) else LayeredGraph(graph)
+        self.graphs[graph_id] = layered.without(gone)
 
     def create(self, graph_id: int) -> None:
         if graph_id not in self.graphs:

@@ -37,7 +37,7 @@ class UnionGraph(DerivedColumns):
         the (lowest, highest) ID asked for, None: any)."""
         if len(self.members) == 1:
             return self.members
-        return [m for m in self.members if _may_hold(m, spans)]
+        return [m for m in self.members if may_hold(m, spans)]
 
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
         spans = tuple(None if v is None else (v, v) for v in (s, p, o))
@@ -55,7 +55,8 @@ class UnionGraph(DerivedColumns):
     def match(
         self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
     ) -> Matches:
-        members = self._members_for((_span(s), _span(p), _span(o))) if n_rows else self.members
+        spans = (column_span(s), column_span(p), column_span(o))
+        members = self._members_for(spans) if n_rows else self.members
         parts = [m.match(s, p, o, n_rows) for m in members]
         if not parts:
             return EMPTY, EMPTY, EMPTY, EMPTY
@@ -109,7 +110,7 @@ class UnionGraph(DerivedColumns):
         return self.materialize().with_changes(add, remove)
 
 
-def _span(column: np.ndarray | None) -> tuple[int, int] | None:
+def column_span(column: np.ndarray | None) -> tuple[int, int] | None:
     """(lowest, highest) value of a bound column, None for a free position."""
     if column is None or not len(column):
         return None
@@ -119,7 +120,7 @@ def _span(column: np.ndarray | None) -> tuple[int, int] | None:
     return int(column.min()), int(column.max())
 
 
-def _may_hold(member: Graph, spans: tuple[tuple[int, int] | None, ...]) -> bool:
+def may_hold(member: Graph, spans: tuple[tuple[int, int] | None, ...]) -> bool:
     """False when ``member`` (held in memory) has no triple within ``spans``;
     True for any other graph, which is simply probed."""
     if not isinstance(member, MemoryGraph):
