@@ -2,8 +2,9 @@
 
 Each runs both sides and combines whole columns with the relational steps of
 :mod:`engine.sparql.exec.solutions`. Where the planner allows a bind join
-(:func:`engine.sparql.plan.bind_join_applies`), the right-hand BGP instead
-continues from the left side's solutions, so it is never matched everywhere;
+(:func:`engine.sparql.plan.bind_join_applies`), the right-hand BGP (or a
+BGP in ``GRAPH <iri>``) instead continues from the left side's solutions, so
+it is never matched everywhere;
 a right-hand property path likewise starts from the values the left side
 binds to one of its ends.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf import Variable
+from engine.rdf import IRI, Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.bgp import extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext
@@ -22,6 +23,7 @@ from engine.sparql.exec.paths import extend_through_path
 from engine.sparql.exec.service import services_of
 from engine.sparql.exec.solutions import Solutions, concat, join, join_pairs, left_outer, merge, minus
 from engine.sparql.plan import bind_join_applies, merged_bgp
+from engine.store import Graph
 
 #: hidden column that carries the left row number through a bind join
 _ROW = ".row"
@@ -41,6 +43,11 @@ def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
     if bind_join_applies(left.columns, right):
         # graph exploration continues from the rows found so far (bind join)
         return extend_through_bgp(right, cx, left)
+    named = _named_graph_bgp(right, cx)
+    if named is not None and bind_join_applies(left.columns, named[1]):
+        # the same into another graph: GRAPH <g> { BGP } after a group that binds its subjects
+        with cx.active_graph(named[0]):
+            return extend_through_bgp(named[1], cx, left)
     if isinstance(right, A.PathPattern):
         # a path followed from the values found so far, not between all nodes
         extended = extend_through_path(right, cx, left)
@@ -49,6 +56,16 @@ def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
     if isinstance(right, A.Service) and isinstance(right.endpoint, Variable):
         return join(left, services_of(right, left, cx))
     return join(left, cx.run(right))
+
+
+def _named_graph_bgp(node: A.Pattern, cx: ExecutionContext) -> tuple[Graph, A.BGP] | None:
+    """``(graph, bgp)`` of ``GRAPH <iri> { bgp }`` over a graph the dataset
+    names; None for any other pattern (a missing graph is left to the
+    GRAPH operator, which answers no solutions)."""
+    if not (isinstance(node, A.Graph) and isinstance(node.name, IRI) and isinstance(node.pattern, A.BGP)):
+        return None
+    graph = cx.dataset.named.get(cx.terms.encode(node.name))
+    return None if graph is None else (graph, node.pattern)
 
 
 def left_join(node: A.LeftJoin, cx: ExecutionContext) -> Solutions:
