@@ -99,10 +99,14 @@ def build_spilled(spill: Path, direction: int, shard: int, shards: int, n_terms:
     object. Returns the edges written (0: nothing written, no edges)."""
     columns = (0, 1, 2) if direction == 0 else (2, 1, 0)
     n_local = n_terms // shards + 1
-    degree = np.zeros(n_local, dtype=np.int64)
+    # per-vertex counts the size of the dictionary: 32 bits while no count can pass them
+    degree = np.zeros(n_local, dtype=_count_dtype(spill))
     present = np.zeros(n_terms + 1, dtype=bool)  # predicates
     for vertex, predicate, _ in _shard_blocks(spill, columns, shard, shards):
-        degree += np.bincount(vertex, minlength=n_local)
+        # a block's distinct vertices counted, not a bincount the size of the dictionary per block
+        # (measured, 16.5M terms: 0.57 s and a 132 MB temporary per block; this 0.08 s)
+        seen, counts = np.unique(vertex, return_counts=True)
+        degree[seen] += counts.astype(degree.dtype, copy=False)
         present[predicate] = True
     if not degree.any():
         return 0
@@ -126,10 +130,16 @@ def _shard_blocks(spill: Path, columns: tuple[int, int, int], shard: int, shards
         yield vertex // shards, predicate, neighbour
 
 
+def _count_dtype(spill: Path) -> np.dtype:
+    """int32 for per-vertex counts when the spill holds fewer rows than it can count."""
+    rows = spill.stat().st_size // (3 * _ROW.itemsize)
+    return np.dtype(np.int32 if rows < np.iinfo(np.int32).max else np.int64)
+
+
 def _ranges(degree: np.ndarray) -> np.ndarray:
     """Local vertex bounds of the ranges: each holds at most BUCKET_EDGES
     edges unless one vertex has more."""
-    ends = np.cumsum(degree)
+    ends = np.cumsum(degree, dtype=degree.dtype)  # the dtype counts every row of the spill
     cuts = np.unique(np.searchsorted(ends, np.arange(BUCKET_EDGES, int(ends[-1]), BUCKET_EDGES), "right"))
     return np.unique(np.concatenate([[0], cuts, [len(degree)]]))
 
@@ -142,7 +152,7 @@ def _write(spill: Path, columns: tuple[int, int, int], shard: int, shards: int, 
     pair_predicates = _Appender(work / "pair_predicates.raw", ids)
     pair_offsets = _Appender(work / "pair_offsets.raw", np.dtype(np.int64))
     neighbours = _Appender(work / "neighbours.raw", ids)
-    pairs_of = np.zeros(len(degree) + 1, dtype=np.int64)  # pairs per local vertex, shifted by one
+    pairs_of = np.zeros(len(degree) + 1, dtype=degree.dtype)  # pairs per local vertex, shifted by one
     per_predicate = np.zeros(len(preds), dtype=np.int64)
     triples = np.zeros(len(preds), dtype=np.float64)
     written = 0
@@ -164,7 +174,7 @@ def _write(spill: Path, columns: tuple[int, int, int], shard: int, shards: int, 
     pair_offsets.add(np.array([written]))
     pairs = pair_predicates.size
     target.mkdir(parents=True, exist_ok=True)
-    np.save(target / "vertex_offsets.npy", np.cumsum(pairs_of).astype(offset_dtype(pairs)))
+    np.save(target / "vertex_offsets.npy", np.cumsum(pairs_of, dtype=offset_dtype(pairs)))
     used = per_predicate > 0
     index_offsets = np.zeros(int(used.sum()) + 1, dtype=np.int64)
     np.cumsum(per_predicate[used], out=index_offsets[1:])
