@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rdf import IRI, Variable
+from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.bgp import extend_through_bgp
 from engine.sparql.exec.context import ExecutionContext
@@ -22,7 +22,7 @@ from engine.sparql.exec.mentioned import mentioned_variables
 from engine.sparql.exec.paths import extend_through_path
 from engine.sparql.exec.service import services_of
 from engine.sparql.exec.solutions import Solutions, concat, join, join_pairs, left_outer, merge, minus
-from engine.sparql.plan import bind_join_applies, merged_bgp
+from engine.sparql.plan import bind_join_applies, merged_bgp, named_graph_bgp
 from engine.store import Graph
 
 #: hidden column that carries the left row number through a bind join
@@ -62,10 +62,11 @@ def _named_graph_bgp(node: A.Pattern, cx: ExecutionContext) -> tuple[Graph, A.BG
     """``(graph, bgp)`` of ``GRAPH <iri> { bgp }`` over a graph the dataset
     names; None for any other pattern (a missing graph is left to the
     GRAPH operator, which answers no solutions)."""
-    if not (isinstance(node, A.Graph) and isinstance(node.name, IRI) and isinstance(node.pattern, A.BGP)):
+    named = named_graph_bgp(node)
+    if named is None:
         return None
-    graph = cx.dataset.named.get(cx.terms.encode(node.name))
-    return None if graph is None else (graph, node.pattern)
+    graph = cx.dataset.named.get(cx.terms.encode(named[0]))
+    return None if graph is None else (graph, named[1])
 
 
 def left_join(node: A.LeftJoin, cx: ExecutionContext) -> Solutions:

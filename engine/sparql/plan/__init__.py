@@ -13,7 +13,7 @@ FILTER over two unrelated sides joined through an R-tree
 """
 
 from engine.sparql.plan.bgp_order import connected_groups, order_patterns, pattern_variables
-from engine.sparql.plan.bind_join import bind_join_applies
+from engine.sparql.plan.bind_join import bind_join_applies, named_graph_bgp
 from engine.sparql.plan.cost import CostModel, Estimator
 from engine.sparql.plan.cycles import ClosingPair, closing_pair
 from engine.sparql.plan.held_orders import HeldOrders
@@ -42,6 +42,7 @@ __all__ = [
     "HeldOrders",
     "LimitedBGP",
     "bind_join_applies",
+    "named_graph_bgp",
     "chunk_bounds",
     "closing_pair",
     "column_comparison",

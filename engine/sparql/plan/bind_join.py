@@ -4,7 +4,8 @@ A join (or OPTIONAL) whose right side is a BGP can extend the left side's
 rows through the store's neighbour lists instead of matching the BGP
 everywhere and joining afterwards, provided every left column the BGP reads
 is bound on every row (an unbound value from an OPTIONAL cannot seed a
-lookup).
+lookup). The same holds for a BGP inside ``GRAPH <iri>``: it continues
+from the left rows in that graph.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from engine.rdf import Variable
+from engine.rdf import IRI, Variable
 from engine.sparql import algebra as A
 
 
@@ -29,3 +30,11 @@ def _fully_bound(columns: Mapping[str, np.ndarray], bgp: A.BGP) -> bool:
             if isinstance(t, Variable) and t.name in columns and (columns[t.name] == 0).any():
                 return False
     return True
+
+
+def named_graph_bgp(node: A.Pattern) -> tuple[IRI, A.BGP] | None:
+    """``(iri, bgp)`` of ``GRAPH <iri> { bgp }``, which a bind join can enter;
+    None for any other pattern."""
+    if isinstance(node, A.Graph) and isinstance(node.name, IRI) and isinstance(node.pattern, A.BGP):
+        return node.name, node.pattern
+    return None

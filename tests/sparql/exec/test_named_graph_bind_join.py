@@ -91,3 +91,26 @@ def test_a_limited_join_into_a_named_graph_reads_from_the_left_rows_only(monkeyp
     query = PREFIX + "SELECT ?f ?p { GRAPH ex:a { ex:n1 ex:knows ?f } GRAPH ex:b { ?f ex:made ?p } } LIMIT 5"
     rows = list(ours.query(query).rows())
     assert 0 < len(rows) <= 5 and not unbound
+
+
+def walk(entry: dict):
+    yield entry
+    for child in entry.get("children", []):
+        yield from walk(child)
+
+
+def test_explain_shows_the_bind_join_into_the_named_graph_with_its_actual_rows():
+    ours = Store()
+    ours.load(random_quads(4, 3_000).encode(), "nquads")
+    text = PREFIX + "SELECT ?f ?p { GRAPH ex:a { ?u ex:knows ?f } GRAPH ex:b { ?f ex:made ?p } }"
+    explained = ours.explain(ours.prepare(text), analyze=True)
+    join = next(e for e in walk(explained["plan"]) if e["operator"] == "Join")
+    assert join["detail"].startswith(f"bind join into the graph <{EX}b>")
+    assert len(join["steps"]) == 1 and join["steps"][0]["pattern"].endswith(f"<{EX}made> ?p")
+    assert join["steps"][-1]["actual_rows"] == explained["rows"] == len(list(ours.query(text).rows())) > 0
+    # a left side that leaves ?f unbound: the right side runs on its own, and EXPLAIN says so
+    text = PREFIX + ("SELECT ?f ?p { GRAPH ex:a { ?u ex:knows ex:n3 OPTIONAL { ?u ex:unknown ?f } } "
+                     "GRAPH ex:b { ?f ex:made ?p } }")
+    explained = ours.explain(ours.prepare(text), analyze=True)
+    join = next(e for e in walk(explained["plan"]) if e["operator"] == "Join")
+    assert "bind join" not in join.get("detail", "") and len(join["children"]) == 2
