@@ -62,7 +62,7 @@ from engine.store.csr_stream import (
 from engine.store.graph import Graph
 from engine.store.layered_graph import make_delta
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, MANIFEST, TERMS, Manifest, adjacency_dir
-from engine.store.memory_graph import EMPTY
+from engine.store.memory_graph import EMPTY, all_columns
 from engine.store.trimmed_graph import TrimmedGraph, is_compact
 
 PARTIAL = ".partial"
@@ -222,7 +222,7 @@ def _edges(graph: Graph, direction: str) -> Iterator[Edges]:
         return adjacency_edges(arrays)
     if not len(graph):
         return iter(())
-    s, p, o = graph.s, graph.p, graph.o
+    s, p, o = all_columns(graph)
     return chunks_of(sorted_edges(s, p, o) if direction == DIRECTIONS[0] else sorted_edges(o, p, s))
 
 

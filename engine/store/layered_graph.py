@@ -34,7 +34,7 @@ import numpy as np
 from engine.rdf import is_value
 from engine.store.compact_graph import CompactGraph, holds_values
 from engine.store.graph import Graph
-from engine.store.memory_graph import MemoryGraph
+from engine.store.memory_graph import MemoryGraph, all_columns
 from engine.store.sorted_triples_kernel import contains_sorted, merge_sorted
 from engine.store.trimmed_graph import TrimmedGraph, is_compact, without_triples
 from engine.store.union_graph import UnionGraph
@@ -270,7 +270,7 @@ class LayeredGraph(UnionGraph):
             if not is_compact(base):
                 merged = _merged_base(base, movable)
                 return LayeredGraph(merged, tuple(pinned), _copies_of(self.copies, pinned))
-            s, p, o = base.s, base.p, base.o
+            s, p, o = all_columns(base)
             columns = (np.concatenate([s, *(d.triples.s for d in movable)]),
                        np.concatenate([p, *(d.triples.p for d in movable)]),
                        np.concatenate([o, *(d.triples.o for d in movable)]))

@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from engine.store.distinct_ids import unique_inverse
-from engine.store.graph import Matches, NeighbourReader, contains_by_match
+from engine.store.graph import Graph, Matches, NeighbourReader, contains_by_match
 from engine.store.key_probe_kernel import probe
 from engine.store.key_set import KeySet
 from engine.store.neighbour_lists import KeyedLists
@@ -145,6 +145,14 @@ class DerivedColumns:
     @property
     def o(self) -> np.ndarray:
         return self._columns[2]
+
+
+def all_columns(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(s, p, o)`` of any graph, derived once: reading ``s``, ``p`` and ``o``
+    of a derived-column graph (a compact one's CSR) derives all three each time."""
+    if isinstance(graph, DerivedColumns):
+        return graph._columns
+    return graph.s, graph.p, graph.o
 
 
 def _search_third(order: _Order, lo: np.ndarray, hi: np.ndarray,

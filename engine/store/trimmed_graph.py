@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.store.compact_graph import CompactGraph, compact_or_memory
 from engine.store.graph import Graph, Matches, NeighbourReader, neighbour_reader
-from engine.store.memory_graph import DerivedColumns, MemoryGraph
+from engine.store.memory_graph import DerivedColumns, MemoryGraph, all_columns
 from engine.store.union_graph import column_span, may_hold
 
 #: an in-memory base smaller than this is simply rebuilt by a delete
@@ -79,7 +79,7 @@ class TrimmedGraph(DerivedColumns):
     @property
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Derived on each use, as the compact base's are."""
-        s, p, o = self.base.s, self.base.p, self.base.o
+        s, p, o = all_columns(self.base)
         keep = ~self.gone.contains(s, p, o)
         return s[keep], p[keep], o[keep]
 
