@@ -23,6 +23,7 @@ output arrays go to ``.npy`` files without being held.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -219,21 +220,29 @@ def _distribute(spill: Path, columns: tuple[int, int, int], shard: int, shards: 
 def _index_pairs(pair_predicates: Path, preds: np.ndarray, per_predicate: np.ndarray, pairs: int,
                  target: Path) -> None:
     """Each predicate's pairs in vertex order (``index_pairs``): a counting
-    placement over the pairs' predicates, read in blocks."""
-    out = np.lib.format.open_memmap(target, mode="w+", dtype=offset_dtype(pairs), shape=(pairs,))
-    cursor = np.zeros(len(per_predicate), dtype=np.int64)
-    np.cumsum(per_predicate[:-1], out=cursor[1:])
-    base = 0
-    with open(pair_predicates, "rb") as f:
-        np.lib.format.read_magic(f)
-        _, _, dtype = np.lib.format.read_array_header_1_0(f)
-        while len(block := np.fromfile(f, dtype=dtype, count=BLOCK_ROWS)):
-            r = np.searchsorted(preds, block)
-            order = np.argsort(r, kind="stable")
-            grouped = r[order]
-            within = np.arange(len(r)) - np.searchsorted(grouped, grouped, "left")
-            out[cursor[grouped] + within] = base + order
-            cursor += np.bincount(r, minlength=len(cursor))
-            base += len(block)
-    out.flush()
-    del out
+    placement over the pairs' predicates, read in blocks. A block's pairs of
+    one predicate land in one contiguous run of that predicate's segment, so
+    each run is written where it goes (``pwrite``): no mapping of the output,
+    whose scattered writes kept every page of it resident in the writer."""
+    dtype = offset_dtype(pairs)
+    with open(target, "wb") as out:
+        np.lib.format.write_array_header_1_0(
+            out, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (pairs,)})
+        start = out.tell()
+        out.truncate(start + pairs * dtype.itemsize)
+        cursor = np.zeros(len(per_predicate), dtype=np.int64)
+        np.cumsum(per_predicate[:-1], out=cursor[1:])
+        base = 0
+        with open(pair_predicates, "rb") as f:
+            np.lib.format.read_magic(f)
+            _, _, stored = np.lib.format.read_array_header_1_0(f)
+            while len(block := np.fromfile(f, dtype=stored, count=BLOCK_ROWS)):
+                r = np.searchsorted(preds, block)
+                order = np.argsort(r, kind="stable")
+                cuts = np.searchsorted(r[order], np.arange(len(cursor) + 1))
+                placed = (order + base).astype(dtype)
+                for k in np.flatnonzero(np.diff(cuts)).tolist():
+                    run = placed[cuts[k] : cuts[k + 1]]
+                    os.pwrite(out.fileno(), run.tobytes(), start + int(cursor[k]) * dtype.itemsize)
+                    cursor[k] += len(run)
+                base += len(block)
