@@ -223,7 +223,7 @@ def _index_pairs(pair_predicates: Path, preds: np.ndarray, per_predicate: np.nda
     placement over the pairs' predicates, read in blocks. A block's pairs of
     one predicate land in one contiguous run of that predicate's segment, so
     each run is written where it goes (``pwrite``): no mapping of the output,
-    whose scattered writes kept every page of it resident in the writer."""
+    whose scattered writes can keep every page of it resident in the writer."""
     dtype = offset_dtype(pairs)
     with open(target, "wb") as out:
         np.lib.format.write_array_header_1_0(

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from engine.rdf import IRI, Term, Variable, format_term
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
+from engine.sparql.exec.joins import named_graph_of
 from engine.sparql.exec.mentioned import mentioned_variables
 from engine.sparql.exec.trace import Record, Trace
 from engine.sparql.plan import (
     connected_groups,
     limited_bgp,
     merged_bgp,
-    named_graph_bgp,
     order_patterns,
     pattern_variables,
 )
@@ -144,13 +144,12 @@ class _Explainer:
         left = self.entry(node.left)
         if self._bind_joined(node.right):
             return self._bind_join(left, node.left, node.right)  # type: ignore[arg-type]
-        named = named_graph_bgp(node.right)
-        graph = None if named is None else self.cx.dataset.named.get(self.cx.terms.encode(named[0]))
-        if graph is not None and (self.trace is None or id(named[1]) not in self.trace.records):
-            with self.cx.active_graph(graph):
+        named = named_graph_of(node.right, self.cx)
+        if named is not None and (self.trace is None or id(named[1]) not in self.trace.records):
+            with self.cx.active_graph(named[0]):
                 rows, fields = self._bind_join(left, node.left, named[1])
-            fields["detail"] = (f"bind join into the graph {format_term(named[0])}: its triple patterns "
-                                "extend the left side's rows")
+            fields["detail"] = (f"bind join into the graph {format_term(node.right.name)}: its triple "
+                                "patterns extend the left side's rows")
             return rows, fields
         right = self.entry(node.right)
         return _joined(left, right, _shared(node.left, node.right)), {

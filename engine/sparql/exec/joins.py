@@ -43,7 +43,7 @@ def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
     if bind_join_applies(left.columns, right):
         # graph exploration continues from the rows found so far (bind join)
         return extend_through_bgp(right, cx, left)
-    named = _named_graph_bgp(right, cx)
+    named = named_graph_of(right, cx)
     if named is not None and bind_join_applies(left.columns, named[1]):
         # the same into another graph: GRAPH <g> { BGP } after a group that binds its subjects
         with cx.active_graph(named[0]):
@@ -58,10 +58,11 @@ def join_operator(node: A.Join, cx: ExecutionContext) -> Solutions:
     return join(left, cx.run(right))
 
 
-def _named_graph_bgp(node: A.Pattern, cx: ExecutionContext) -> tuple[Graph, A.BGP] | None:
+def named_graph_of(node: A.Pattern, cx: ExecutionContext) -> tuple[Graph, A.BGP] | None:
     """``(graph, bgp)`` of ``GRAPH <iri> { bgp }`` over a graph the dataset
-    names; None for any other pattern (a missing graph is left to the
-    GRAPH operator, which answers no solutions)."""
+    names, which a bind join enters (EXPLAIN says so from the same answer);
+    None for any other pattern (a missing graph is left to the GRAPH
+    operator, which answers no solutions)."""
     named = named_graph_bgp(node)
     if named is None:
         return None
