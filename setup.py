@@ -24,6 +24,8 @@ setup(ext_modules=cythonize(
                extra_compile_args=["-O2"]),
      Extension("engine.store.distinct_ids_kernel", ["engine/store/distinct_ids_kernel.pyx"],
                extra_compile_args=["-O2"]),
+     Extension("engine.sparql.results.json_rows_kernel", ["engine/sparql/results/json_rows_kernel.pyx"],
+               extra_compile_args=["-O2"]),
      Extension("engine.stream.batch_scan_kernel", ["engine/stream/batch_scan_kernel.pyx"],
                extra_compile_args=["-O2"])],
     language_level=3,

@@ -3,9 +3,9 @@
 The writers emit the document in batches of solutions so that an HTTP
 response can start before the last solution is computed; orjson does the
 string escaping. :func:`write_select_columns` writes from the executor's ID
-columns: each distinct term of a batch's column is encoded to JSON once,
-and a row is its fragments joined (result rows repeat terms: the
-predicate of every row, the user in every friend's row).
+columns: each distinct term of a batch is encoded to JSON once (result rows
+repeat terms: the predicate of every row, the user in every friend's row),
+and the rows are assembled from those pieces in compiled code.
 :func:`write_json_indexed` writes rows given as positions in a list of
 distinct terms (a continuous query's window report) the same way, with the
 rows assembled by NumPy rather than a Python step per row.
@@ -19,6 +19,8 @@ import numpy as np
 import orjson
 
 from engine.rdf import IRI, BNode, Literal, Term, TripleTerm
+from engine.sparql.results.json_rows_kernel import join_bindings
+from engine.store.distinct_ids_kernel import first_occurrence_codes
 
 #: solutions serialised per yielded chunk
 BATCH = 1000
@@ -65,27 +67,25 @@ def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[
                          decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[bytes]:
     """Yield the JSON document of a SELECT result given as batches of
     ``(rows, ID columns)`` (a column per variable; ID 0 is unbound),
-    decoding with ``decode``."""
+    decoding with ``decode``: per batch, the distinct IDs of all its columns
+    found in one hash pass, each decoded and spelled once, and the rows
+    assembled by :func:`~engine.sparql.results.json_rows_kernel.join_bindings`."""
     yield b'{"head":{"vars":' + orjson.dumps(variables) + b'},"results":{"bindings":['
     keys = [orjson.dumps(v) + b":" for v in variables]
     separator = b""
     for length, columns in chunks:
         if not length:
             continue
-        fields = []
-        for key, column in zip(keys, columns):
-            spelled: dict[int, bytes | None] = {}  # per distinct ID of the batch
-            out = []
-            for term_id, term in zip(column.tolist(), decode(column)):
-                if term_id not in spelled:
-                    spelled[term_id] = None if term is None else key + orjson.dumps(_term_json(term))
-                out.append(spelled[term_id])
-            fields.append(out)
-        if fields:
-            rows = [b"{" + b",".join([f for f in row if f is not None]) + b"}" for row in zip(*fields)]
+        if keys:
+            cells = np.empty((length, len(columns)), dtype=np.int64)  # row-major: a row's cells together
+            for j, column in enumerate(columns):
+                cells[:, j] = column
+            distinct, codes = first_occurrence_codes(cells.ravel())
+            spelled = [None if term is None else _spelled(term) for term in decode(distinct)]
+            bindings = join_bindings(keys, codes, spelled)
         else:
-            rows = [b"{}"] * length
-        yield separator + b",".join(rows)
+            bindings = b",".join([b"{}"] * length)
+        yield separator + bindings
         separator = b","
     yield b"]}}\n"
 
