@@ -186,7 +186,9 @@ class Variable:
         return isinstance(other, Variable) and other.name == self.name
 
     def __hash__(self) -> int:
-        return hash(("V", self.name))
+        # the name's own hash (cached by Python), set apart from an IRI's of
+        # the same string; no tuple made per call (plans hash patterns often)
+        return ~hash(self.name)
 
     def __repr__(self) -> str:
         return f"?{self.name}"

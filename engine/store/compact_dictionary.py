@@ -224,6 +224,10 @@ class CompactTermDictionary:
         #: serialises growth of the compact part against the overlay's first ID
         self._lock = threading.RLock()
         self._find = lru_cache(maxsize=LOOKUP_CACHE)(self._find_spelling)
+        #: compact IDs of terms found lately (a query's predicates and classes
+        #: come back with every request): hits only, and compact IDs are
+        #: permanent, so an entry never goes stale; cleared when full
+        self._found: dict[Term, int] = {}
         self._decoded: dict[int, Term] = {}
 
     @classmethod
@@ -320,7 +324,15 @@ class CompactTermDictionary:
         return self._arrays.find_spelling(nt)
 
     def _in_base(self, term: Term) -> int:
-        return self._find(format_term(term)) if len(self._arrays) else 0
+        found = self._found.get(term)
+        if found is not None:
+            return found
+        found = self._find(format_term(term)) if len(self._arrays) else 0
+        if found:
+            if len(self._found) >= LOOKUP_CACHE:
+                self._found.clear()
+            self._found[term] = found
+        return found
 
     def _shift(self, overlay_id: int) -> int:
         return overlay_id + len(self._arrays) if overlay_id else 0
@@ -332,14 +344,15 @@ class CompactTermDictionary:
 
     def lookup(self, term: Term) -> int:
         """The ID of ``term`` (a value ID for a number it does not hold) or 0
-        when the dictionary has never seen it."""
-        return (self._shift(self._overlay.lookup(term)) or self._in_base(term)
+        when the dictionary has never seen it. A term is in the compact part
+        or in the overlay, never both: one found lately is answered first."""
+        return (self._found.get(term) or self._shift(self._overlay.lookup(term)) or self._in_base(term)
                 or self._term_value_id(term))
 
     def lookup_pinned(self, term: Term) -> int:
         """Like :meth:`lookup`, but 0 for an overlay ID that may be freed (the
         compact terms are all permanent, and value IDs are never freed)."""
-        return (self._shift(self._overlay.lookup_pinned(term)) or self._in_base(term)
+        return (self._found.get(term) or self._shift(self._overlay.lookup_pinned(term)) or self._in_base(term)
                 or self._term_value_id(term))
 
     def encode(self, term: Term) -> int:

@@ -325,6 +325,15 @@ class CompactGraph(DerivedColumns):
     def __len__(self) -> int:
         return self._len
 
+    @cached_property
+    def predicate_ids(self) -> frozenset[int]:
+        """The predicates the graph has edges of (a few hundred at most in
+        practice): a union of graphs skips this one for a pattern of another
+        predicate, as a store's numbers, dates and ages, held beside the CSR
+        arrays, would otherwise cost every pattern about them a probe here."""
+        return frozenset(p for part in self._out.parts if part is not None
+                         for p in part.index_predicates.tolist())
+
     def direction(self, name: str) -> Direction:
         """The ``out`` (by subject) or ``in`` (by object) arrays."""
         return self._out if name == "out" else self._in

@@ -6,7 +6,8 @@ stream batch appends a delta instead of rebuilding the base, see
 query as its windows plus the stored graphs it names. Members never share a
 triple (callers guarantee it), so a match is just the concatenation of the
 members' matches and counts add up. A member held in memory (a delta) is
-skipped when the ranges of its columns miss the values a pattern asks for:
+skipped when the ranges of its columns miss the values a pattern asks for,
+a compact one when it has no edge of the pattern's predicate:
 each member probed costs every pattern of every query a few NumPy calls,
 and a delta of other predicates (a trickle of updates about something else)
 would otherwise slow every query.
@@ -19,6 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph, Matches, NeighbourReader, neighbour_reader
 from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph
 
@@ -121,8 +123,13 @@ def column_span(column: np.ndarray | None) -> tuple[int, int] | None:
 
 
 def may_hold(member: Graph, spans: tuple[tuple[int, int] | None, ...]) -> bool:
-    """False when ``member`` (held in memory) has no triple within ``spans``;
-    True for any other graph, which is simply probed."""
+    """False when ``member`` has no triple within ``spans``: one held in
+    memory by its columns' ranges, compact CSR arrays by their predicates
+    (for a pattern with one predicate); True for any other graph, which is
+    simply probed."""
+    if isinstance(member, CompactGraph):
+        predicate = spans[1]
+        return predicate is None or predicate[0] != predicate[1] or predicate[0] in member.predicate_ids
     if not isinstance(member, MemoryGraph):
         return True
     bounds = member.bounds

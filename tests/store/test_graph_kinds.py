@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from engine.store import NO_STREAM, Graph, LayeredGraph, MemoryGraph, TimedTriples, TimeSlice, UnionGraph
+from engine.store.compact_graph import CompactGraph
 from engine.store.row_budget import RowBudgetExceeded, row_budget
 
 
@@ -59,10 +60,14 @@ def _random_members(rng: np.random.Generator) -> list[MemoryGraph]:
     return members
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("seed", range(20))
-def test_a_union_that_skips_members_out_of_range_answers_like_one_graph(seed):
+def test_a_union_that_skips_members_out_of_range_answers_like_one_graph(seed, compact):
     rng = np.random.default_rng(seed)
     members = _random_members(rng)
+    if compact:  # every other member as CSR arrays, skipped by their predicates
+        members = [CompactGraph.build(m.s, m.p, m.o) if i % 2 and len(m) else m
+                   for i, m in enumerate(members)]
     union = UnionGraph(members)
     reference = MemoryGraph(np.concatenate([m.s for m in members]), np.concatenate([m.p for m in members]),
                             np.concatenate([m.o for m in members]))
@@ -89,6 +94,24 @@ def test_a_member_whose_ranges_miss_the_pattern_is_not_probed(monkeypatch):
     rows, s, p, o = union.match(ids(1, 2), ids(10, 10), None, 2)
     assert sorted(zip(s.tolist(), o.tolist())) == [(1, 3), (2, 4)]
     assert union.count(1, 10, None) == 1
+
+
+def test_a_compact_member_without_the_patterns_predicate_is_not_probed(monkeypatch):
+    stored = CompactGraph.build(ids(1, 2), ids(10, 10), ids(3, 4))
+    numbers = MemoryGraph(ids(1), ids(11), ids(7))
+    union = UnionGraph([stored, numbers])
+    assert stored.predicate_ids == frozenset({10})
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("probed a compact member that has no edge of the predicate")
+
+    monkeypatch.setattr(stored, "match", refuse)
+    monkeypatch.setattr(stored, "count", refuse)
+    rows, s, p, o = union.match(ids(1, 2), ids(11, 11), None, 2)
+    assert (rows.tolist(), o.tolist()) == ([0], [7])
+    assert union.count(1, 11, None) == 1
+    monkeypatch.undo()
+    assert union.count(None, 10, None) == 2 and union.count(1, None, None) == 2
 
 
 def test_a_trickle_of_one_triple_updates_keeps_a_few_deltas_and_every_triple():

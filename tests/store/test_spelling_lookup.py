@@ -70,3 +70,30 @@ def test_the_kernel_checks_the_spelling_not_only_the_hash():
         if wrong != a:
             assert not spelling_lookup_kernel.spelled_as(arrays.offsets, arrays.blob, wrong, data)
     assert spelling_lookup_kernel.hash_position(arrays.hashes, b"<http://example.org/zz>", SEED) == -1
+
+
+def test_terms_found_lately_keep_their_ids_through_growth_and_overlay_terms():
+    """Compact IDs found once are answered from memory: the answer stays the
+    dictionary's own through appended loads, overlay terms and value IDs."""
+    from engine.rdf import IRI, Literal
+    from engine.rdf.ntriples import format_term
+
+    rng = random.Random(7)
+    dictionary = CompactTermDictionary()
+    first = [IRI(f"http://example.org/{i}") for i in range(200)]
+    ids = dictionary.encode_spellings(pa.array([format_term(t) for t in first]))
+    assert [dictionary.lookup_pinned(t) for t in first] == ids.tolist()
+    later = [IRI(f"http://example.org/later/{i}") for i in range(100)]
+    before = [dictionary.lookup_pinned(t) for t in later]  # misses, not remembered as IDs
+    assert before == [0] * len(later)
+    more = dictionary.encode_spellings(pa.array([format_term(t) for t in later]))
+    assert [dictionary.lookup(t) for t in later] == more.tolist()
+    overlay = IRI("http://example.org/overlay")
+    overlay_id = dictionary.encode(overlay)
+    number = Literal("12", datatype="http://www.w3.org/2001/XMLSchema#integer")
+    for _ in range(500):
+        term = rng.choice([*first, *later, overlay, number])
+        term_id = dictionary.lookup_pinned(term)
+        assert dictionary.decode(term_id) == term
+        if term == overlay:
+            assert term_id == overlay_id
