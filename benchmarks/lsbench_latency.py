@@ -280,11 +280,26 @@ def _opened(path: Path, triples: int):
     that join nothing)."""
     from engine.api import Store
 
-    store = Store.open(path)
+    store = Store.open(_checkpoint_of(path))
     if len(store) != triples:
         raise SystemExit(f"{path} holds {len(store):,} triples, the generated data {triples:,}: "
                          "load the N-Quads file of the same --triples and --seed")
     return store
+
+
+def _checkpoint_of(path: Path) -> Path:
+    """A store directory as it is, or the newest checkpoint of a data
+    directory (``rivulet serve --data-dir``), whose store files are a
+    ``rivulet load`` store's; refused when its log holds writes after it."""
+    checkpoints = path / "checkpoints"
+    if not checkpoints.is_dir():
+        return path
+    newest = max((d for d in checkpoints.iterdir() if (d / "manifest.json").is_file()), default=None)
+    if newest is None:
+        raise SystemExit(f"{path} holds no checkpoint")
+    if any(f.stat().st_size for f in (path / "wal").glob("*.log")):
+        raise SystemExit(f"{path}'s log holds writes after its checkpoint: open it with the server")
+    return newest
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -300,7 +315,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cpu-clock", action="store_true",
                         help="engine latencies in the main thread's CPU time (for a busy machine)")
     parser.add_argument("--store", type=Path,
-                        help="open this store, `rivulet load`'s output for the same --triples and --seed "
+                        help="open this store, `rivulet load`'s output (or a `serve --data-dir` directory) "
+                             "for the same --triples and --seed "
                              "(benchmarks.scale_load writes that N-Quads file), instead of building the "
                              "store in memory: the way to 100M; engine latencies only")
     args = parser.parse_args(argv)

@@ -118,17 +118,28 @@ class Adjacency:
             return 0, 0
         return int(vo[local]), int(vo[local + 1])
 
+    @cached_property
+    def _offset_views(self) -> tuple[memoryview, memoryview, memoryview]:
+        """The vertex offsets, pair predicates and pair offsets as
+        memoryviews, whose items are Python ints: one vertex's degree reads a
+        few of them (NumPy's scalar reads and ``searchsorted`` cost about a
+        microsecond a call, and the planner asks a degree per query)."""
+        return tuple(memoryview(a) for a in (self.vertex_offsets, self.pair_predicates,  # type: ignore[return-value]
+                                             self.pair_offsets))
+
     def degree(self, local: int, predicate: int | None) -> int:
         """Edges of one vertex (with the predicate when given). Its predicates
         are sorted, so a binary search over its few pairs finds the one."""
-        lo, hi = self._pair_range(local)
-        po = self.pair_offsets
-        if predicate is None or lo == hi:
-            return int(po[hi]) - int(po[lo]) if hi > lo else 0
-        at = lo + int(np.searchsorted(self.pair_predicates[lo:hi], predicate))
-        if at < hi and self.pair_predicates[at] == predicate:
-            return int(po[at + 1]) - int(po[at])
-        return 0
+        vo, pp, po = self._offset_views
+        if local + 1 >= len(vo):  # IDs added after the load have no pairs here
+            return 0
+        lo, hi = vo[local], vo[local + 1]
+        if lo == hi:
+            return 0
+        if predicate is None:
+            return po[hi] - po[lo]
+        at = bisect_left(pp, predicate, lo, hi)
+        return po[at + 1] - po[at] if at < hi and pp[at] == predicate else 0
 
     def _index_ranges(self, predicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ip = self.index_predicates
