@@ -119,13 +119,12 @@ class Adjacency:
         return int(vo[local]), int(vo[local + 1])
 
     @cached_property
-    def _offset_views(self) -> tuple[memoryview, memoryview, memoryview]:
+    def _offset_views(self) -> tuple[memoryview, ...]:
         """The vertex offsets, pair predicates and pair offsets as
         memoryviews, whose items are Python ints: one vertex's degree reads a
         few of them (NumPy's scalar reads and ``searchsorted`` cost about a
         microsecond a call, and the planner asks a degree per query)."""
-        return tuple(memoryview(a) for a in (self.vertex_offsets, self.pair_predicates,  # type: ignore[return-value]
-                                             self.pair_offsets))
+        return tuple(memoryview(a) for a in (self.vertex_offsets, self.pair_predicates, self.pair_offsets))
 
     def degree(self, local: int, predicate: int | None) -> int:
         """Edges of one vertex (with the predicate when given). Its predicates
