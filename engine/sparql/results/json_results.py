@@ -77,10 +77,7 @@ def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[
         if not length:
             continue
         if keys:
-            cells = np.empty((length, len(columns)), dtype=np.int64)  # row-major: a row's cells together
-            for j, column in enumerate(columns):
-                cells[:, j] = column
-            distinct, codes = first_occurrence_codes(cells.ravel())
+            distinct, codes = _distinct_cells(columns, length)
             spelled = [None if term is None else _spelled(term) for term in decode(distinct)]
             bindings = join_bindings(keys, codes, spelled)
         else:
@@ -88,6 +85,25 @@ def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[
         yield separator + bindings
         separator = b","
     yield b"]}}\n"
+
+
+#: answers of up to this many cells find their distinct IDs with a dict (NumPy's
+#: calls cost more than the cells of a one-row answer)
+FEW_CELLS = 16
+
+
+def _distinct_cells(columns: list[np.ndarray], length: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, codes)`` of a batch's cells taken row by row: the distinct
+    IDs in order of first occurrence and, per cell, its index among them."""
+    if length * len(columns) <= FEW_CELLS:
+        positions: dict[int, int] = {}
+        codes = [positions.setdefault(i, len(positions))
+                 for row in zip(*(c.tolist() for c in columns), strict=True) for i in row]
+        return np.fromiter(positions, dtype=np.int64, count=len(positions)), np.array(codes, dtype=np.intp)
+    cells = np.empty((length, len(columns)), dtype=np.int64)  # row-major: a row's cells together
+    for j, column in enumerate(columns):
+        cells[:, j] = column
+    return first_occurrence_codes(cells.ravel())
 
 
 def write_json_indexed(variables: list[str], terms: np.ndarray, index: np.ndarray) -> bytes:
