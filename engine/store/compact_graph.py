@@ -39,9 +39,13 @@ from engine.store.adjacency_kernel import edges as adjacency_edges
 from engine.store.csr import build_adjacency
 from engine.store.graph import Graph, Matches, NeighbourReader, contains_by_match
 from engine.store.layout import ADJACENCY_ARRAYS, DIRECTIONS, adjacency_dir
-from engine.store.memory_graph import EMPTY, SORTED_PROBE_MIN, DerivedColumns, MemoryGraph, expand_ranges
+from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, expand_ranges
 from engine.store.neighbour_lists import PairLists
 from engine.store.row_budget import check_rows, checkpoint, current_budget
+
+#: probe columns up to this long are read by the compiled kernel (any, where it applies;
+#: the tests set it below zero to compare it with the NumPy path)
+KERNEL_ROWS_MAX = 2**62
 
 
 class Adjacency:
@@ -152,8 +156,13 @@ class Adjacency:
         """(input position, vertex, predicate, neighbour) of every edge whose
         predicate is the row's, read through the predicate index."""
         rows, pos = expand_ranges(*self._index_ranges(predicates))
-        pairs = self.index_pairs[pos].astype(np.int64)
+        if not len(pos):  # a predicate the graph lacks (a stream's, asked of the stored graph each window)
+            return EMPTY, EMPTY, EMPTY, EMPTY
+        # searched in the offsets' own type: NumPy would otherwise copy the whole
+        # mapped array to int64 for each call (6 ms at 100M, for an absent predicate too)
+        pairs = self.index_pairs[pos]
         vertex = (np.searchsorted(self.vertex_offsets, pairs, side="right") - 1) * self.shards + self.shard
+        pairs = pairs.astype(np.int64)
         po = self.pair_offsets
         sub, npos = expand_ranges(po[pairs].astype(np.int64), po[pairs + 1].astype(np.int64))
         return rows[sub], vertex[sub], self.pair_predicates[pairs[sub]].astype(np.int64), \
@@ -203,15 +212,24 @@ class Direction:
                 if len(sel):
                     yield part, sel
 
-    def few_edges(self, vertices: np.ndarray, predicates: np.ndarray | None, check: np.ndarray | None):
-        """:meth:`edges` of a short column of vertices in one graph of one
-        shard, in one compiled call, keeping only the edges that reach
-        ``check[row]`` when given; None when the kernel does not apply (a
-        longer column, several shards, a strided or non-int64 column).
+    def kernel_edges(self, vertices: np.ndarray, predicates: np.ndarray | None, check: np.ndarray | None):
+        """(row, vertex, predicate, neighbour) of the edges of a column of
+        vertices in one graph of one shard, in one compiled call, keeping only
+        the edges that reach ``check[row]`` when given (a binary search in each
+        sorted list); None when the kernel does not apply (several shards, a
+        strided or non-int64 column).
         More edges than the row budget allows are refused
-        (:class:`~engine.store.row_budget.RowBudgetExceeded`)."""
+        (:class:`~engine.store.row_budget.RowBudgetExceeded`).
+
+        Columns of any length: a window's join reads the stored lists of
+        thousands of its vertices (LSBench L6: the friends of a window's
+        likers, a million edges a window at 100M), where NumPy's path built
+        eight arrays of that length (ranges, their expansion, the gathers and
+        casts), and checked each (vertex, neighbour) row of a closing pattern
+        (L5's ``?friend1 foaf:knows ?friend2``) by gathering the vertex's
+        whole list, whose length grows with the store (a hub's friends)."""
         part = self.parts[0]
-        if self.shards != 1 or part is None or len(vertices) > SORTED_PROBE_MIN:
+        if self.shards != 1 or part is None or len(vertices) > KERNEL_ROWS_MAX:
             return None
         budget = current_budget()
         try:
@@ -378,18 +396,20 @@ class CompactGraph(DerivedColumns):
         """Match one triple pattern for each of ``n_rows`` input rows; see
         :meth:`MemoryGraph.match`. Returns ``(row, s, p, o)`` in row order."""
         if s is not None:
-            found = self._out.few_edges(s, p, o)
+            found = self._out.kernel_edges(s, p, o)
             if found is not None:
-                rows, pp, oo = found
-                return rows, s[rows], pp, oo
+                return found
             rows, pp, oo = self._out.edges(s, p)
             if o is not None:
                 keep = oo == o[rows]
                 rows, pp, oo = rows[keep], pp[keep], oo[keep]
             return rows, s[rows], pp, oo
         if o is not None:
-            found = self._in.few_edges(o, p, None)
-            rows, pp, ss = found if found is not None else self._in.edges(o, p)
+            found = self._in.kernel_edges(o, p, None)
+            if found is not None:
+                rows, oo, pp, ss = found
+                return rows, ss, pp, oo
+            rows, pp, ss = self._in.edges(o, p)
             return rows, ss, pp, o[rows]
         if p is not None:
             return self._out.predicate_edges(p)

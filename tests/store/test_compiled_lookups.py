@@ -1,6 +1,7 @@
 """The compiled lookups of short probe columns (engine/store/key_probe_kernel.pyx
-in a sorted order of an in-memory graph or stream batch, and
-engine/store/adjacency_kernel.pyx in a compact graph's CSR arrays) give the
+in a sorted order of an in-memory graph or stream batch) and of probe columns
+of any length (engine/store/adjacency_kernel.pyx in a compact graph's CSR
+arrays, a checked neighbour found by a binary search) give the
 same matches, in the same order, as the NumPy path they stand in for, and
 the matches an independent scan of the triples finds (a triple a stream
 batch holds twice is found twice, as a scan finds it). Generated graphs
@@ -66,7 +67,7 @@ def _first_occurrences(matches: list[tuple]) -> list[tuple]:
 def _numpy_path(monkeypatch, module, graph, probe: dict, rows: int):
     """The same match with the compiled lookup switched off."""
     with monkeypatch.context() as patch:
-        patch.setattr(module, "SORTED_PROBE_MIN", -1)
+        patch.setattr(module, "KERNEL_ROWS_MAX" if module is compact_graph else "SORTED_PROBE_MIN", -1)
         return graph.match(probe["s"], probe["p"], probe["o"], rows)
 
 
@@ -126,7 +127,8 @@ def test_compact_graphs_match_as_the_numpy_path_and_a_scan(seed: int, monkeypatc
     for shape in _SHAPES:
         if not shape[0] and not shape[2]:
             continue  # a predicate alone is read through the predicate index, not a vertex
-        rows = int(rng.integers(1, memory_graph.SORTED_PROBE_MIN + 1))
+        # short columns (a query's constants) and long ones (a window's vertices)
+        rows = int(rng.integers(1, 4 * memory_graph.SORTED_PROBE_MIN))
         probe = {name: _probe_column(rng, column, rows, vertices) if bound else None
                  for name, bound, column in zip("spo", shape, (s, p, o), strict=True)}
         found = graph.match(probe["s"], probe["p"], probe["o"], rows)
@@ -184,3 +186,18 @@ def test_one_row_without_a_predicate_is_scanned_as_the_order_would_find_it(seed:
         assert scanned == _scan(s, p, o, ts, bounds, probe, 1)
         _ = batch.spo, batch.osp  # now the orders are there: read through them
         assert sorted(_as_rows(graph.match(probe["s"], probe["p"], probe["o"], 1))) == scanned
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_predicate_alone_reads_its_index_and_an_absent_one_nothing(wide: bool) -> None:
+    """``(?, p, ?)`` on a compact graph (its offsets int32 or int64): the
+    predicate's edges as a scan finds them, none for a predicate it lacks."""
+    rng = np.random.default_rng(21)
+    s, p, o = _triples(rng, 300, 40)
+    graph = _compact(rng, s, p, o, wide=wide, read_only=True)
+    unique = MemoryGraph(s, p, o)
+    for predicate in (40, 43, 45, 7, 1000):
+        probe = {"s": None, "p": np.array([predicate], dtype=np.int64), "o": None}
+        found = graph.match(None, probe["p"], None, 1)
+        assert all(column.dtype == np.int64 for column in found)
+        assert sorted(_as_rows(found)) == _scan(unique.s, unique.p, unique.o, None, None, probe, 1)
