@@ -74,6 +74,9 @@ def concat(parts: list[Solutions]) -> Solutions:
 
 def cross(left: Solutions, right: Solutions) -> Solutions:
     check_rows(left.length * right.length)
+    if left.length == 1 and right.length == 1 and left.columns.keys().isdisjoint(right.columns):
+        # one row each (a user's name beside their age): the columns side by side
+        return Solutions({**left.columns, **right.columns}, 1)
     lidx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
     ridx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
     return merge(left, right, lidx, ridx)

@@ -5,6 +5,7 @@ import numpy as np
 from engine.sparql.exec.solutions import (
     Solutions,
     concat,
+    cross,
     distinct,
     join,
     join_pairs,
@@ -36,6 +37,25 @@ def test_join_on_two_variables():
 
 def test_join_without_shared_variable_is_a_cross_product():
     assert join(solutions_of(x=[1, 2]), solutions_of(y=[3, 4, 5])).length == 6
+
+
+def test_cross_products_of_every_size_pair_every_left_row_with_every_right_one():
+    """Including one row each (taken by putting the columns side by side) and
+    a shared variable, whose bound side wins."""
+    for left_rows in (0, 1, 3):
+        for right_rows in (0, 1, 2):
+            left = solutions_of(x=list(range(1, left_rows + 1)), s=[7, 0, 7][:left_rows])
+            for right in (solutions_of(y=list(range(10, 10 + right_rows))),
+                          solutions_of(y=list(range(10, 10 + right_rows)), s=[5, 0][:right_rows]),
+                          solutions_of(y=list(range(10, 10 + right_rows)), s=[0, 5][:right_rows])):
+                result = cross(left, right)
+                want = sorted((x, s_left or s_right, y)
+                              for x, s_left in zip(left.columns["x"].tolist(), left.columns["s"].tolist())
+                              for y, s_right in zip(right.columns["y"].tolist(),
+                                                    right.column("s").tolist()))
+                got = sorted(zip(result.columns["x"].tolist(), result.column("s").tolist(),
+                                 result.columns["y"].tolist()))
+                assert (result.length, got) == (left_rows * right_rows, want)
 
 
 def test_unbound_is_compatible_with_anything():
