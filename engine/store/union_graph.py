@@ -34,7 +34,7 @@ class UnionGraph(DerivedColumns):
     def __len__(self) -> int:
         return sum(len(m) for m in self.members)
 
-    def _members_for(self, spans: tuple[tuple[int, int] | None, ...]) -> list[Graph]:
+    def _members_for(self, spans: Spans) -> list[Graph]:
         """The members that may hold a triple within ``spans`` (per position,
         the (lowest, highest) ID asked for, None: any)."""
         if len(self.members) == 1:
@@ -57,8 +57,7 @@ class UnionGraph(DerivedColumns):
     def match(
         self, s: np.ndarray | None, p: np.ndarray | None, o: np.ndarray | None, n_rows: int
     ) -> Matches:
-        spans = (column_span(s), column_span(p), column_span(o))
-        members = self._members_for(spans) if n_rows else self.members
+        members = self._members_for(ColumnSpans((s, p, o))) if n_rows else self.members
         parts = [m.match(s, p, o, n_rows) for m in members]
         if not parts:
             return EMPTY, EMPTY, EMPTY, EMPTY
@@ -122,7 +121,35 @@ def column_span(column: np.ndarray | None) -> tuple[int, int] | None:
     return int(column.min()), int(column.max())
 
 
-def may_hold(member: Graph, spans: tuple[tuple[int, int] | None, ...]) -> bool:
+#: per position (subject, predicate, object) the (lowest, highest) ID a
+#: pattern asks for, None for any
+Spans = Sequence[tuple[int, int] | None]
+
+
+class ColumnSpans:
+    """The spans of a match's bound columns, each computed when first asked
+    for (two reductions of a column): a compact member needs the
+    predicate's alone, and a delta that lacks the predicate needs no other."""
+
+    __slots__ = ("_columns", "_spans")
+
+    def __init__(self, columns: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]) -> None:
+        self._columns = columns
+        self._spans: list[tuple[int, int] | None | bool] = [False, False, False]  # False: not yet
+
+    def __getitem__(self, position: int) -> tuple[int, int] | None:
+        span = self._spans[position]
+        if span is False:
+            span = self._spans[position] = column_span(self._columns[position])
+        return span  # type: ignore[return-value]
+
+
+#: the positions a delta's ranges are checked in: the predicate first (a
+#: delta of other predicates is skipped on it alone), then subject and object
+_CHECK_ORDER = (1, 0, 2)
+
+
+def may_hold(member: Graph, spans: Spans | ColumnSpans) -> bool:
     """False when ``member`` has no triple within ``spans``: one held in
     memory by its columns' ranges, compact CSR arrays by their predicates
     (for a pattern with one predicate); True for any other graph, which is
@@ -135,7 +162,9 @@ def may_hold(member: Graph, spans: tuple[tuple[int, int] | None, ...]) -> bool:
     bounds = member.bounds
     if bounds is None:
         return False
-    for span, (lowest, highest) in zip(spans, bounds, strict=True):
+    for position in _CHECK_ORDER:
+        span = spans[position]
+        lowest, highest = bounds[position]
         if span is not None and (span[1] < lowest or span[0] > highest):
             return False
     return True
