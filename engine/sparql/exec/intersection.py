@@ -26,20 +26,21 @@ import numpy as np
 from engine.rdf import Variable
 from engine.sparql import algebra as A
 from engine.sparql.exec.context import ExecutionContext
-from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges
+from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges, paired_ranges
 from engine.sparql.exec.solutions import Solutions
 from engine.sparql.plan import ClosingPair
 from engine.store import Graph
 from engine.store.distinct_ids import unique_inverse
 from engine.store.graph import neighbour_reader
-from engine.store.neighbour_lists import KEYED
+from engine.store.neighbour_lists import KEYED, PAIRED
 
 
 @dataclass(frozen=True, slots=True)
 class _Lists:
     """One pattern's candidates for the free variable: per row the index of
     its key (``inverse``), per key ``values[lo[k]:hi[k]]`` (sorted, without
-    repeats; ``values`` may be a stored graph's own column)."""
+    repeats; ``values`` may be a stored graph's own column: an in-memory
+    graph's int64 order, a compact graph's int32 mapped ``neighbours``)."""
 
     inverse: np.ndarray
     lo: np.ndarray
@@ -72,12 +73,17 @@ def _read_lists(keys: tuple[list, np.ndarray, int], pattern: A.TriplePattern, fr
     pattern (:func:`_stored_order`), else matched and grouped by key."""
     columns, inverse, n_keys = keys
     inverse = np.ascontiguousarray(inverse, dtype=np.int64)
-    stored = _stored_order(pattern, free, graph, cx)
-    if stored is not None:
-        sorted_keys, third, first, last, high = stored
-        vertices = next(column for column in columns if column is not None)
-        lo, hi = keyed_ranges(sorted_keys, first, last, high, np.ascontiguousarray(vertices, dtype=np.int64))
-        return _Lists(inverse, lo, hi, third)
+    layout = _stored_order(pattern, free, graph, cx)
+    if layout is not None:
+        vertices = np.ascontiguousarray(next(column for column in columns if column is not None),
+                                        dtype=np.int64)
+        if layout[0] == KEYED:
+            _, sorted_keys, third, first, last, high = layout
+            lo, hi = keyed_ranges(sorted_keys, first, last, high, vertices)
+            return _Lists(inverse, lo, hi, third)
+        _, vertex_offsets, pair_predicates, pair_offsets, neighbours, predicate = layout
+        lo, hi = paired_ranges(vertex_offsets, pair_predicates, pair_offsets, predicate, vertices)
+        return _Lists(inverse, lo, hi, neighbours)
     positions = (pattern.subject, pattern.predicate, pattern.object)
     args = [column if column is not None
             else None if isinstance(t, Variable) else np.full(n_keys, cx.terms.encode(t), dtype=np.int64)
@@ -90,11 +96,16 @@ def _read_lists(keys: tuple[list, np.ndarray, int], pattern: A.TriplePattern, fr
 
 
 def _stored_order(pattern: A.TriplePattern, free: str, graph: Graph, cx: ExecutionContext) -> tuple | None:
-    """``(keys, third, first, last, high)`` of the graph's sorted order that
-    holds the pattern's lists (its PSO order for ``?bound <p> ?free``, POS for
-    ``?free <p> ?bound``), as :meth:`~engine.store.neighbour_lists.KeyedLists.kernel_layout`
-    names it; None when the pattern has another shape or the graph no such
-    order (then its lists are matched)."""
+    """Where the graph keeps the pattern's lists sorted, as its neighbour
+    reader for the predicate names them (forward for ``?bound <p> ?free``,
+    backward for ``?free <p> ?bound``): an in-memory graph's PSO or POS order,
+    ``(KEYED, keys, third, first, last, high)``
+    (:meth:`~engine.store.neighbour_lists.KeyedLists.kernel_layout`), or a
+    compact graph's adjacency of one shard, ``(PAIRED, vertex_offsets,
+    pair_predicates, pair_offsets, neighbours, predicate)``
+    (:meth:`~engine.store.neighbour_lists.PairLists.kernel_layout`). None
+    when the pattern has another shape or the graph no such arrays (then its
+    lists are matched)."""
     subject, predicate, obj = pattern.subject, pattern.predicate, pattern.object
     if isinstance(predicate, Variable) or not (isinstance(subject, Variable) and isinstance(obj, Variable)):
         return None
@@ -103,9 +114,9 @@ def _stored_order(pattern: A.TriplePattern, free: str, graph: Graph, cx: Executi
         return None
     reader = neighbour_reader(graph, predicate_id, backward=subject.name == free)
     layout = getattr(reader, "kernel_layout", lambda: None)()
-    if layout is None or layout[0] != KEYED:
+    if layout is None or layout[0] not in (KEYED, PAIRED):
         return None
-    return layout[1:]
+    return layout
 
 
 def _sorted_sets(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

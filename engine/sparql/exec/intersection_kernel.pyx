@@ -12,15 +12,50 @@ longer one from where the last value was found, reading the lists in place:
 the work is the sum over rows of the shorter list times the log of the gap,
 as a worst-case-optimal join's intersection step should be.
 
+Either side's values may be int32 or int64 (fused types, one per side): a
+compact graph's lists are read where they lie, in its mapped int32
+``neighbours`` (:func:`paired_ranges` finds them), never widened to an int64
+copy; the rows and values found are int64.
+
 Built by ``pip install`` (setup.py, Cython and gcc); see docs/operations.md.
 """
 
-from libc.stdint cimport INT64_MIN, int64_t
+from libc.stdint cimport INT64_MIN, int32_t, int64_t
 
 import numpy as np
 
 
-cdef inline Py_ssize_t gallop(const int64_t* values, Py_ssize_t lo, Py_ssize_t hi, int64_t target) noexcept nogil:
+cdef extern from *:
+    """
+    #define RIVULET_PREFETCH(address) __builtin_prefetch((const void *)(address), 0, 0)
+    """
+    void RIVULET_PREFETCH(const void *address) noexcept nogil
+
+cdef enum:
+    # vertices between a vertex's prefetch and its read (as engine/store/adjacency_kernel.pyx)
+    AHEAD = 12
+
+# one fused type per side of intersect_lists, so int32 and int64 values mix
+ctypedef fused first_id_t:
+    int32_t
+    int64_t
+
+ctypedef fused second_id_t:
+    int32_t
+    int64_t
+
+# the walked and the probed list of one row (either side can be either)
+ctypedef fused walked_id_t:
+    int32_t
+    int64_t
+
+ctypedef fused probed_id_t:
+    int32_t
+    int64_t
+
+
+cdef inline Py_ssize_t gallop(const probed_id_t* values, Py_ssize_t lo, Py_ssize_t hi,
+                              int64_t target) noexcept nogil:
     """The first index in ``values[lo:hi]`` (sorted) whose value is at least
     ``target`` (``hi`` when none): steps of 1, 2, 4, ... from ``lo``, then a
     binary search within the last step."""
@@ -38,6 +73,25 @@ cdef inline Py_ssize_t gallop(const int64_t* values, Py_ssize_t lo, Py_ssize_t h
         else:
             bound = mid
     return lo
+
+
+cdef inline Py_ssize_t walk(const walked_id_t* walked, Py_ssize_t a, Py_ssize_t a_end,
+                            const probed_id_t* probed, Py_ssize_t t, Py_ssize_t t_end, int64_t row,
+                            int64_t* rows, int64_t* values, Py_ssize_t out) noexcept nogil:
+    """Each value of ``walked[a:a_end]`` found in ``probed[t:t_end]`` (both
+    sorted, without repeats) written as ``(row, value)`` from ``out`` on;
+    returns the new end."""
+    cdef int64_t v
+    while a < a_end and t < t_end:
+        v = walked[a]
+        t = gallop(probed, t, t_end, v)
+        if t < t_end and probed[t] == v:
+            rows[out] = row
+            values[out] = v
+            out += 1
+            t += 1
+        a += 1
+    return out
 
 
 def keyed_ranges(const int64_t[::1] keys, Py_ssize_t first, Py_ssize_t last, int64_t high,
@@ -72,26 +126,73 @@ def keyed_ranges(const int64_t[::1] keys, Py_ssize_t first, Py_ssize_t last, int
     return lo_array, hi_array
 
 
+def paired_ranges(const int32_t[::1] vertex_offsets, const int32_t[::1] pair_predicates,
+                  const int32_t[::1] pair_offsets, int64_t predicate, const int64_t[::1] vertices):
+    """``(lo, hi)``: per vertex, its list through ``predicate`` as the range
+    ``neighbours[lo:hi]`` of a compact graph's adjacency of one shard
+    (:meth:`engine.store.neighbour_lists.PairLists.kernel_layout`: a vertex's
+    pairs ``vertex_offsets[v]:vertex_offsets[v + 1]``, sorted by predicate,
+    each pair's list ``pair_offsets[j]:pair_offsets[j + 1]``), found without
+    copying it. Empty (``lo == hi``) for a vertex without such a pair, one
+    that is not a stored ID (0 or below) and one past the arrays (added after
+    they were built). Read in passes, each prefetching the vertex AHEAD on,
+    as the vertices lie scattered over the arrays."""
+    cdef Py_ssize_t n = vertices.shape[0], n_vertices = vertex_offsets.shape[0] - 1
+    cdef Py_ssize_t n_pairs = pair_predicates.shape[0], i, ahead, first, last
+    cdef int64_t vertex
+    if pair_offsets.shape[0] != n_pairs + 1:
+        raise ValueError("every pair needs a start and an end")
+    lo_array = np.zeros(n, dtype=np.int64)
+    hi_array = np.zeros(n, dtype=np.int64)
+    cdef int64_t[::1] lo = lo_array
+    cdef int64_t[::1] hi = hi_array
+    with nogil:
+        # the vertices' pair ranges (lo, hi hold pair indices for now)
+        for i in range(n):
+            ahead = i + AHEAD
+            if ahead < n and 0 < vertices[ahead] < n_vertices:
+                RIVULET_PREFETCH(&vertex_offsets[vertices[ahead]])
+            vertex = vertices[i]
+            if 0 < vertex < n_vertices:
+                first, last = vertex_offsets[vertex], vertex_offsets[vertex + 1]
+                if first < 0 or last > n_pairs:
+                    with gil:
+                        raise IndexError(f"vertex {vertex} names pairs outside the pair arrays")
+                lo[i], hi[i] = first, last
+        # the pair of the predicate among them, then its list's range
+        for i in range(n):
+            ahead = i + AHEAD
+            if ahead < n and lo[ahead] < hi[ahead]:
+                RIVULET_PREFETCH(&pair_predicates[lo[ahead]])
+            first, last = lo[i], hi[i]
+            if first < last:
+                first = gallop(&pair_predicates[0], first, last, predicate)
+                if first < last and pair_predicates[first] == predicate:
+                    lo[i], hi[i] = pair_offsets[first], pair_offsets[first + 1]
+                    continue
+            lo[i] = hi[i] = 0
+    return lo_array, hi_array
+
+
 def intersect_lists(const int64_t[::1] first_lo, const int64_t[::1] first_hi,
-                    const int64_t[::1] first_values, const int64_t[::1] first_key,
+                    const first_id_t[::1] first_values, const int64_t[::1] first_key,
                     const int64_t[::1] second_lo, const int64_t[::1] second_hi,
-                    const int64_t[::1] second_values, const int64_t[::1] second_key):
+                    const second_id_t[::1] second_values, const int64_t[::1] second_key):
     """``(rows, values)``: for every row ``i``, each value found in both
     ``first_values[first_lo[k]:first_hi[k]]`` with ``k = first_key[i]`` and
     the same slice of the second side for ``second_key[i]``. Every list must
     be sorted and free of repeats (a graph's neighbour list is a set); the
     result is grouped by row in ascending order, values ascending within a
-    row."""
+    row. Each side's values are int32 or int64, read in place; the result is
+    int64."""
     cdef Py_ssize_t n = first_key.shape[0]
     if second_key.shape[0] != n:
         raise ValueError("both sides need a key for every row")
     if first_hi.shape[0] != first_lo.shape[0] or second_hi.shape[0] != second_lo.shape[0]:
         raise ValueError("every list needs a start and an end")
     cdef Py_ssize_t n_first = first_lo.shape[0], n_second = second_lo.shape[0]
-    cdef Py_ssize_t i, capacity = 0, a, a_end, b, b_end, t, s_end, out = 0
-    cdef int64_t ka, kb, v
-    cdef const int64_t* walked
-    cdef const int64_t* probed
+    cdef Py_ssize_t i, capacity = 0, a, a_end, b, b_end, out = 0
+    cdef int64_t ka, kb
     for i in range(n):
         ka, kb = first_key[i], second_key[i]
         if ka < 0 or ka >= n_first or kb < 0 or kb >= n_second:
@@ -104,6 +205,10 @@ def intersect_lists(const int64_t[::1] first_lo, const int64_t[::1] first_hi,
     values_array = np.empty(capacity, dtype=np.int64)
     cdef int64_t[::1] rows = rows_array
     cdef int64_t[::1] values = values_array
+    if capacity == 0:
+        return rows_array, values_array
+    cdef const first_id_t* first_column = &first_values[0]
+    cdef const second_id_t* second_column = &second_values[0]
     with nogil:
         for i in range(n):
             a, a_end = first_lo[first_key[i]], first_hi[first_key[i]]
@@ -111,19 +216,7 @@ def intersect_lists(const int64_t[::1] first_lo, const int64_t[::1] first_hi,
             if a >= a_end or b >= b_end:
                 continue
             if a_end - a <= b_end - b:
-                walked, probed = &first_values[0], &second_values[0]
-                t, s_end = b, b_end
+                out = walk(first_column, a, a_end, second_column, b, b_end, i, &rows[0], &values[0], out)
             else:
-                walked, probed = &second_values[0], &first_values[0]
-                t, s_end = a, a_end
-                a, a_end = b, b_end
-            while a < a_end and t < s_end:
-                v = walked[a]
-                t = gallop(probed, t, s_end, v)
-                if t < s_end and probed[t] == v:
-                    rows[out] = i
-                    values[out] = v
-                    out += 1
-                    t += 1
-                a += 1
+                out = walk(second_column, b, b_end, first_column, a, a_end, i, &rows[0], &values[0], out)
     return rows_array[:out], values_array[:out]

@@ -15,11 +15,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.rdf import IRI, MemoryTermDictionary
-from engine.sparql.exec import QueryTerms
+from engine.rdf import IRI, MemoryTermDictionary, Variable
+from engine.sparql import algebra as A
+from engine.sparql.exec import OPERATORS, ExecutionContext, QueryTerms, Solutions
 from engine.sparql.exec import bgp as bgp_module
-from engine.sparql.plan import CostModel
+from engine.sparql.exec import intersection as intersection_module
+from engine.sparql.exec.dataset import QueryDataset
+from engine.sparql.expr import EvalContext
+from engine.sparql.plan import ClosingPair, CostModel
 from engine.store import MemoryGraph, TimedTriples, TimeSlice, WindowGraph
+from engine.store.compact_graph import CompactGraph
+from engine.store.csr import build_adjacency
+from engine.store.layout import DIRECTIONS, adjacency_dir
+from engine.store.neighbour_lists import KEYED, PAIRED
 from tests.sparql.exec.test_property_paths import (
     EX,
     Triples,
@@ -88,15 +96,30 @@ def window_beside_stored(terms: QueryTerms, s: np.ndarray, p: np.ndarray, o: np.
     return WindowGraph([[TimeSlice(window, 0, len(ts))]], beside=MemoryGraph(s[stored], p[stored], o[stored]))
 
 
-@pytest.mark.parametrize("kind", ["memory", "compact", "union", "layered", "window slice",
+def mapped_compact(root, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> CompactGraph:
+    """The graph as a store's files under ``root`` (the CSR arrays a load
+    writes, int32 ``.npy`` files of one shard), opened memory-mapped."""
+    bound = int(max(s.max(), p.max(), o.max()))
+    for direction, (vertex, neighbour) in zip(DIRECTIONS, ((s, o), (o, s)), strict=True):
+        folder = adjacency_dir(root, 0, 1, direction)
+        folder.mkdir(parents=True)
+        for name, array in build_adjacency(vertex, p, neighbour, bound, 1).items():
+            np.save(folder / f"{name}.npy", array)
+    graph = CompactGraph.open(root, 1, 1, len(set(zip(s.tolist(), p.tolist(), o.tolist()))))
+    assert len(graph) == len(MemoryGraph(s, p, o))
+    return graph
+
+
+@pytest.mark.parametrize("kind", ["memory", "compact", "mapped compact", "union", "layered", "window slice",
                                   "window beside stored"])
-def test_cycles_and_groups_answer_as_oxigraph_does(kind, cost):
+def test_cycles_and_groups_answer_as_oxigraph_does(kind, cost, tmp_path):
     for seed in range(3):
         triples = skewed_graph(seed)
         theirs = oxigraph_store(triples)
         terms = QueryTerms(MemoryTermDictionary())
         columns = _ids(terms, triples)
         graph = (window_beside_stored(terms, *columns) if kind == "window beside stored"
+                 else mapped_compact(tmp_path / str(seed), *columns) if kind == "mapped compact"
                  else graph_kinds(*columns)[kind])
         for query in QUERIES:
             assert executor_answer(graph, terms, query) == oxigraph_answer(theirs, query), query
@@ -114,3 +137,63 @@ def test_a_four_cycle_is_closed_by_intersection(monkeypatch):
     assert executor_answer(graph, terms, query) == oxigraph_answer(oxigraph_store(triples), query)
     assert calls and {calls[0].first.predicate.value[-1], calls[0].second.predicate.value[-1]} in (
         {"s", "f"}, {"k", "l"}, {"k", "s"}, {"f", "l"})
+
+
+#: the closing pairs' patterns, each way round: ``?bound <p> ?x`` and ``?x <p> ?bound``
+_FORWARD = {name: A.TriplePattern(Variable(bound), IRI(EX + name), Variable("x"))
+            for name, bound in (("q", "a"), ("r", "b"))}
+_BACKWARD = {name: A.TriplePattern(Variable("x"), IRI(EX + name), Variable(bound))
+             for name, bound in (("q", "a"), ("r", "b"))}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_compact_graph_lists_are_intersected_in_place(seed, monkeypatch, tmp_path):
+    """:func:`~engine.sparql.exec.intersection.intersect_closing` over a
+    compact graph, built in memory and opened from mapped int32 files, reads
+    its lists where they lie (PAIRED), an in-memory graph's too (KEYED), a
+    window's by a match; all give what the triples say, row by row, for rows
+    whose vertex has no pair of the predicate, a vertex not in the graph (an
+    ID encoded after it, 0, a query's own negative IDs), both ways round."""
+    rng = np.random.default_rng(seed)
+    terms = QueryTerms(MemoryTermDictionary())
+    n_nodes = int(rng.integers(5, 60))
+    nodes = [terms.dictionary.encode(IRI(f"{EX}n{i}")) for i in range(n_nodes)]
+    predicates = {name: terms.dictionary.encode(IRI(EX + name)) for name in "pqr"}
+    n_edges = int(rng.integers(0, 400))
+    s, o = rng.choice(nodes, n_edges), rng.choice(nodes, n_edges)
+    p = rng.choice(list(predicates.values()), n_edges)
+    s, p, o = (np.concatenate([c, [extra]]).astype(np.int64)  # one edge, so no graph is empty
+               for c, extra in zip((s, p, o), (nodes[0], predicates["p"], nodes[-1]), strict=True))
+    triples = set(zip(s.tolist(), p.tolist(), o.tolist()))
+    later = [terms.dictionary.encode(IRI(f"{EX}later{i}")) for i in range(3)]  # past the graph's IDs
+    pool = np.array(nodes + later + [0, -1, -7], dtype=np.int64)
+    n_rows = int(rng.integers(0, 120))
+    solutions = Solutions({"a": rng.choice(pool, n_rows), "b": rng.choice(pool, n_rows)}, n_rows)
+
+    def lists(pattern: A.TriplePattern, vertex: int) -> set[int]:
+        predicate = predicates[pattern.predicate.value[-1]]
+        if pattern.object == Variable("x"):
+            return {c for a, b, c in triples if a == vertex and b == predicate}
+        return {a for a, b, c in triples if c == vertex and b == predicate}
+
+    graphs = {"memory": (MemoryGraph(s, p, o), KEYED), "compact": (CompactGraph.build(s, p, o), PAIRED),
+              "mapped compact": (mapped_compact(tmp_path, s, p, o), PAIRED),
+              "window": (TimeSlice(TimedTriples(np.arange(len(s)), s, p, o, maybe_repeats=False), 0, len(s)),
+                         None)}
+    assert graphs["mapped compact"][0]._out.parts[0].neighbours.dtype == np.int32
+    for first in (_FORWARD["q"], _BACKWARD["q"]):
+        for second in (_FORWARD["r"], _BACKWARD["r"]):
+            pair = ClosingPair(first, second, "x")
+            bound = zip(solutions.columns["a"].tolist(), solutions.columns["b"].tolist(), strict=True)
+            want = [(a, b, x) for a, b in bound for x in sorted(lists(first, a) & lists(second, b))]
+            for kind, (graph, layout) in graphs.items():
+                assert (intersection_module._stored_order(first, "x", graph, _context(terms, graph)) or
+                        (None,))[0] == layout, kind
+                result = intersection_module.intersect_closing(solutions, pair, {first: graph, second: graph},
+                                                               _context(terms, graph))
+                got = list(zip(*(result.columns[n].tolist() for n in "abx")))
+                assert got == want, (kind, first, second)
+
+
+def _context(terms: QueryTerms, graph) -> ExecutionContext:
+    return ExecutionContext(terms, QueryDataset(graph, {}), EvalContext(), OPERATORS)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges
+from engine.sparql.exec.intersection_kernel import intersect_lists, keyed_ranges, paired_ranges
+
+from engine.store.csr import build_adjacency
+from engine.store.neighbour_lists import PAIRED, PairLists
 
 
 def reference(first: tuple, second: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -40,9 +43,10 @@ def sorted_set(rng: np.random.Generator, shape: str, offset: int) -> np.ndarray:
 SHAPES = ("empty", "one", "huge", "dense", "far", "small")
 
 
-def lists(rng: np.random.Generator, n_lists: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+def lists(rng: np.random.Generator, n_lists: int, offset: int,
+          shapes: tuple[str, ...] = SHAPES) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, values)`` of ``n_lists`` lists of random shapes."""
-    parts = [sorted_set(rng, SHAPES[int(rng.integers(0, len(SHAPES)))], offset) for _ in range(n_lists)]
+    parts = [sorted_set(rng, shapes[int(rng.integers(0, len(shapes)))], offset) for _ in range(n_lists)]
     starts = np.zeros(n_lists + 1, dtype=np.int64)
     starts[1:] = np.cumsum([len(p) for p in parts])
     return starts, np.concatenate(parts).astype(np.int64)
@@ -111,3 +115,60 @@ def test_keyed_ranges_agree_with_searchsorted(seed):
     np.testing.assert_array_equal(lo[stored], want_lo[stored])
     np.testing.assert_array_equal(hi[stored], want_hi[stored])
     assert (lo[~stored] == hi[~stored]).all()
+
+
+def paired_adjacency(rng: np.random.Generator, n_vertices: int, predicates: np.ndarray):
+    """A compact graph's adjacency of one shard (engine/store/csr.py) over
+    random edges, int32 as a store writes it, with some vertices that have
+    no pairs at all."""
+    n_edges = int(rng.integers(0, 600))
+    vertex = rng.integers(1, n_vertices, size=n_edges)
+    vertex = vertex[vertex % 7 != 3]  # vertices without a pair
+    predicate = rng.choice(predicates, size=len(vertex))
+    neighbour = rng.integers(1, 3 * n_vertices, size=len(vertex))
+    bound = int(max(3 * n_vertices, predicates.max()))
+    return build_adjacency(vertex, predicate, neighbour, bound, 1)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_paired_ranges_agree_with_the_pair_reader(seed):
+    """A vertex's list as a range of ``neighbours``, as the Python reader
+    (:class:`~engine.store.neighbour_lists.PairLists`) finds it: vertices
+    without the predicate's pair, without any pair, past the arrays, 0 and
+    below, repeated and in any order."""
+    rng = np.random.default_rng(seed)
+    predicates = np.unique(rng.integers(1, 8, size=3))
+    arrays = paired_adjacency(rng, int(rng.integers(2, 120)), predicates)
+    for predicate in (*predicates.tolist(), 99):
+        reader = PairLists(arrays["vertex_offsets"], arrays["pair_predicates"], arrays["pair_offsets"],
+                           arrays["neighbours"], predicate)
+        layout = reader.kernel_layout()
+        assert layout is not None and layout[0] == PAIRED
+        n_local = len(arrays["vertex_offsets"]) - 1
+        asked = np.concatenate([rng.integers(-3, n_local + 5, size=int(rng.integers(0, 80))),
+                                [0, -1, 1, n_local - 1, n_local, n_local + 1, 1 << 40]]).astype(np.int64)
+        _, vertex_offsets, pair_predicates, pair_offsets, _, wanted = layout
+        lo, hi = paired_ranges(vertex_offsets, pair_predicates, pair_offsets, wanted, asked)
+        for vertex, a, b in zip(asked.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            assert arrays["neighbours"][a:b].tolist() == list(reader(vertex)), (predicate, vertex)
+            assert a <= b
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_int32_and_int64_values_mix(seed):
+    """Either side's values int32 (a compact graph's mapped column, read in
+    place) gives the rows and values int64 values give."""
+    rng = np.random.default_rng(seed)
+    narrow = tuple(shape for shape in SHAPES if shape != "far")  # (IDs that fit in 32 bits)
+    fs, fv = lists(rng, int(rng.integers(1, 12)), 0, narrow)
+    ss, sv = lists(rng, int(rng.integers(1, 12)), 0, narrow)
+    n_rows = int(rng.integers(0, 60))
+    fk = rng.integers(0, len(fs) - 1, size=n_rows).astype(np.int64)
+    sk = rng.integers(0, len(ss) - 1, size=n_rows).astype(np.int64)
+    want_rows, want_values = reference((fs, fv, fk), (ss, sv, sk))
+    for first, second in ((fv.astype(np.int32), sv), (fv, sv.astype(np.int32)),
+                          (fv.astype(np.int32), sv.astype(np.int32))):
+        rows, values = intersect_lists(fs[:-1], fs[1:], first, fk, ss[:-1], ss[1:], second, sk)
+        assert rows.dtype == values.dtype == np.int64
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(values, want_values)
