@@ -20,7 +20,6 @@ import orjson
 
 from engine.rdf import IRI, BNode, Literal, Term, TripleTerm
 from engine.sparql.results.json_rows_kernel import join_bindings
-from engine.store.distinct_ids_kernel import first_occurrence_codes
 
 #: solutions serialised per yielded chunk
 BATCH = 1000
@@ -68,7 +67,7 @@ def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[
     """Yield the JSON document of a SELECT result given as batches of
     ``(rows, ID columns)`` (a column per variable; ID 0 is unbound),
     decoding with ``decode``: per batch, the distinct IDs of all its columns
-    found in one hash pass, each decoded and spelled once, and the rows
+    found at once, each decoded and spelled once, and the rows
     assembled by :func:`~engine.sparql.results.json_rows_kernel.join_bindings`."""
     yield b'{"head":{"vars":' + orjson.dumps(variables) + b'},"results":{"bindings":['
     keys = [orjson.dumps(v) + b":" for v in variables]
@@ -93,8 +92,8 @@ FEW_CELLS = 16
 
 
 def _distinct_cells(columns: list[np.ndarray], length: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct, codes)`` of a batch's cells taken row by row: the distinct
-    IDs in order of first occurrence and, per cell, its index among them."""
+    """``(distinct, codes)`` of a batch's cells taken row by row: its distinct
+    IDs and, per cell, the index of its ID among them."""
     if length * len(columns) <= FEW_CELLS:
         positions: dict[int, int] = {}
         codes = [positions.setdefault(i, len(positions))
@@ -103,7 +102,8 @@ def _distinct_cells(columns: list[np.ndarray], length: int) -> tuple[np.ndarray,
     cells = np.empty((length, len(columns)), dtype=np.int64)  # row-major: a row's cells together
     for j, column in enumerate(columns):
         cells[:, j] = column
-    return first_occurrence_codes(cells.ravel())
+    distinct, codes = np.unique(cells.ravel(), return_inverse=True)
+    return distinct, np.ascontiguousarray(codes.reshape(-1), dtype=np.intp)
 
 
 def write_json_indexed(variables: list[str], terms: np.ndarray, index: np.ndarray) -> bytes:
