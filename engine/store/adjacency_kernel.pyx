@@ -26,20 +26,11 @@ that asks for the lines of the row AHEAD rows on, they overlap.
 
 from libc.stdint cimport int32_t, int64_t
 
+from engine.store.prefetch cimport AHEAD, RIVULET_PREFETCH
 from engine.store.sorted_search cimport lower_bound
 
 import numpy as np
 
-
-cdef extern from *:
-    """
-    #define RIVULET_PREFETCH(address) __builtin_prefetch((const void *)(address), 0, 0)
-    """
-    void RIVULET_PREFETCH(const void *address) noexcept nogil
-
-cdef enum:
-    # rows between a row's prefetch and its read (enough misses in flight, not so many the lines fall out)
-    AHEAD = 12
 
 ctypedef fused vertex_offset_t:
     int32_t

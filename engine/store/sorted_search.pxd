@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Binary searches of a sorted run of IDs, shared by the compiled lookups
 (engine/store/key_probe_kernel.pyx, engine/store/adjacency_kernel.pyx,
+engine/sparql/exec/intersection_kernel.pyx,
 engine/store/spelling_lookup_kernel.pyx, which searches term hashes):
 inline, so each kernel compiles its own copy for its column types."""
 

@@ -22,18 +22,11 @@ Built by ``pip install`` (setup.py, Cython and gcc); see docs/operations.md.
 
 from libc.stdint cimport INT64_MIN, int32_t, int64_t
 
+from engine.store.prefetch cimport AHEAD, RIVULET_PREFETCH
+from engine.store.sorted_search cimport lower_bound
+
 import numpy as np
 
-
-cdef extern from *:
-    """
-    #define RIVULET_PREFETCH(address) __builtin_prefetch((const void *)(address), 0, 0)
-    """
-    void RIVULET_PREFETCH(const void *address) noexcept nogil
-
-cdef enum:
-    # vertices between a vertex's prefetch and its read (as engine/store/adjacency_kernel.pyx)
-    AHEAD = 12
 
 # one fused type per side of intersect_lists, so int32 and int64 values mix
 ctypedef fused first_id_t:
@@ -166,7 +159,7 @@ def paired_ranges(const int32_t[::1] vertex_offsets, const int32_t[::1] pair_pre
                 RIVULET_PREFETCH(&pair_predicates[lo[ahead]])
             first, last = lo[i], hi[i]
             if first < last:
-                first = gallop(&pair_predicates[0], first, last, predicate)
+                first = lower_bound(&pair_predicates[0], first, last, predicate)
                 if first < last and pair_predicates[first] == predicate:
                     lo[i], hi[i] = pair_offsets[first], pair_offsets[first + 1]
                     continue
