@@ -152,18 +152,18 @@ class SparqlRoute:
             if (operation is None or operation.kind != "query" or operation.graphs is not None
                     or operation.timeout is not None or operation.explain is not None):
                 return None
-            found = self.store.cached_shape(operation.text, base)
-            if found is None:
+            prepared = self.store.cached_prepared(operation.text, base)
+            if prepared is None:
                 return None
-            plan, shape = found
-            if (plan.form not in ("SELECT", "ASK") or not self.workers.runs_inline(shape)
+            shape = prepared.template
+            if (prepared.form not in ("SELECT", "ASK") or not self.workers.runs_inline(shape)
                     or self._calls_out(shape, operation.text)):
                 return None
-            offer = self._offer(request, plan.form, operation.formats)
+            offer = self._offer(request, prepared.form, operation.formats)
             limit = self.settings.max_rows
             union = self.settings.union_default_graph
-            result = self.workers.run_inline(shape, lambda stop: self.store.execute(
-                plan, should_stop=stop, max_rows=limit, union_default_graph=union))
+            result = self.workers.run_inline(shape, lambda stop: self.store.execute_prepared(
+                prepared, should_stop=stop, max_rows=limit, union_default_graph=union))
             if result is None or len(result) > INLINE_ROWS:
                 return None
             return small_query_response(result, offer)

@@ -27,6 +27,7 @@ from engine.rdf import IRI, Term, canonical_nquads, guess_format, parse_rdf, rdf
 from engine.sparql import algebra as A
 from engine.sparql.exec import (
     Executor,
+    LeanPlan,
     OutboundPolicy,
     OutboundRefused,
     QueryCancelled,
@@ -38,13 +39,14 @@ from engine.sparql.exec import (
     UpdateRunner,
     build_dataset,
     construct_ids,
+    default_graph,
     describe,
     explain_plan,
 )
 from engine.sparql.expr import EvalContext
 from engine.sparql.results import decoded_rows
 from engine.sparql.syntax import SparqlSyntaxError, parse_query, parse_update
-from engine.sparql.syntax.shapes import ShapeCache
+from engine.sparql.syntax.shapes import ShapeCache, Template
 from engine.store import DEFAULT_GRAPH, QuadStore, Shutdown, deadline_check, row_budget, triples_by_graph
 
 __all__ = ["QueryCancelled", "QueryResult", "Store"]
@@ -113,6 +115,34 @@ class QueryResult:
         for start in range(0, len(ids), ROW_CHUNK):
             block = ids[start : start + ROW_CHUNK]
             yield from zip(decode(block[:, 0]), decode(block[:, 1]), decode(block[:, 2]), strict=True)
+
+
+class PreparedQuery:
+    """A query found by its shape (:meth:`Store.cached_prepared`): the
+    shape's template and this query's constants. The algebra of the query
+    itself is built only if asked for: a small query runs from the
+    template's row-by-row plan without it."""
+
+    __slots__ = ("template", "values", "_query")
+
+    def __init__(self, template: Template, values: list) -> None:
+        self.template = template
+        self.values = values
+        self._query: A.Query | None = None
+
+    @property
+    def form(self) -> str:
+        return self.template.query.form
+
+    @property
+    def query(self) -> A.Query:
+        if self._query is None:
+            self._query = self.template.instantiate(self.values)
+        return self._query
+
+
+#: Template.prepared of a shape found to have no row-by-row plan
+_NO_LEAN_PLAN = False
 
 
 class Store:
@@ -288,6 +318,38 @@ class Store:
             return self._plans.lookup(text, base)
         except SparqlSyntaxError:
             return None
+
+    def cached_prepared(self, text: str, base: str | None = None) -> PreparedQuery | None:
+        """:meth:`cached_shape` without building the query's algebra (run it
+        with :meth:`execute_prepared`); None when the shape is not cached."""
+        try:
+            found = self._plans.find(text, base)
+        except SparqlSyntaxError:
+            return None
+        return None if found is None else PreparedQuery(*found)
+
+    def execute_prepared(self, prepared: PreparedQuery, should_stop: Callable[[], bool] | None = None,
+                         max_rows: int | None = None, union_default_graph: bool = False) -> QueryResult:
+        """:meth:`execute` of a query found by its shape, over the dataset
+        it names: row by row where the shape has a lean plan and the answer
+        stays small (:mod:`engine.sparql.exec.lean`), by the executor otherwise."""
+        template = prepared.template
+        plan = template.prepared
+        if plan is None:
+            slot_of = {term: slot for slot, term in template.placeholders.items()}
+            plan = template.prepared = LeanPlan.compile(template.query, slot_of) or _NO_LEAN_PLAN
+        if plan is not _NO_LEAN_PLAN:
+            terms = QueryTerms(self._store.terms)
+            graph = default_graph(self._store.snapshot(), union_default_graph)
+            solutions = plan.run(graph, terms, template.terms(prepared.values), max_rows)  # type: ignore[union-attr]
+            if solutions is not None:
+                query = template.query
+                if query.form == "ASK":
+                    return QueryResult("ASK", terms, boolean=solutions.length > 0, prefixes=query.prefixes)
+                return QueryResult("SELECT", terms, solutions, plan.variables,  # type: ignore[union-attr]
+                                   prefixes=query.prefixes)
+        return self.execute(prepared.query, should_stop=should_stop, max_rows=max_rows,
+                            union_default_graph=union_default_graph)
 
     def prepare_shape(self, text: str, base: str | None = None) -> tuple[A.Query, Hashable]:
         """The parsed query and its shape, parsed only if the shape is new."""

@@ -124,7 +124,8 @@ def _named(found: tuple[np.ndarray, ...], names: tuple[str, str, str]) -> Matche
     return rows, columns["s"], columns["p"], columns["o"]
 
 
-def _no_neighbours(vertex: int) -> Sequence[int]:
+def no_neighbours(vertex: int) -> Sequence[int]:
+    """The reader of a predicate a graph lacks."""
     return ()
 
 
@@ -498,7 +499,7 @@ class MemoryGraph:
         through memoryviews, whose items are Python ints."""
         if predicate is not None:
             if predicate <= 0:
-                return _no_neighbours
+                return no_neighbours
             order = self.pos if backward else self.pso
             return KeyedLists(order.key, order.third, predicate)
         order = self.osp if backward else self.spo

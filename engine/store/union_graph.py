@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.store.compact_graph import CompactGraph
 from engine.store.graph import Graph, Matches, NeighbourReader, neighbour_reader
-from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph
+from engine.store.memory_graph import EMPTY, DerivedColumns, MemoryGraph, no_neighbours
 
 
 class UnionGraph(DerivedColumns):
@@ -86,12 +86,17 @@ class UnionGraph(DerivedColumns):
 
     def neighbour_reader(self, predicate: int | None, backward: bool,
                          excluded: frozenset[int] = frozenset()) -> NeighbourReader | None:
-        """The members' lists one after the other (None unless every member has a reader)."""
-        readers = [neighbour_reader(m, predicate, backward, excluded) for m in self.members]
+        """The members' lists one after the other (None unless every member
+        has a reader); a member without the predicate is left out."""
+        spans = (None, None if predicate is None else (predicate, predicate), None)
+        readers = [neighbour_reader(m, predicate, backward, excluded)
+                   for m in self.members if may_hold(m, spans)]
         if any(r is None for r in readers):
             return None
         if len(readers) == 1:
             return readers[0]
+        if not readers:
+            return no_neighbours
 
         def read(vertex: int) -> list[int]:
             found: list[int] = []

@@ -112,16 +112,19 @@ def test_a_run_that_waited_without_using_the_cpu_is_still_answered_on_the_event_
     work, here a sleep) is judged by its CPU time: the shape comes back to the
     event loop, instead of staying in threads where it would wait again."""
     url = serve(people) + "/sparql"
-    execute = people.execute
     waits = {"left": 2}
 
-    def waiting_execute(*args, **kwargs):
-        if waits["left"]:
-            waits["left"] -= 1
-            time.sleep(0.1)  # far above the inline budget on the clock, nothing in CPU
-        return execute(*args, **kwargs)
+    def waiting(run):
+        def waiting_run(*args, **kwargs):
+            if waits["left"]:
+                waits["left"] -= 1
+                time.sleep(0.1)  # far above the inline budget on the clock, nothing in CPU
+            return run(*args, **kwargs)
+        return waiting_run
 
-    monkeypatch.setattr(people, "execute", waiting_execute)
+    # a thread runs the parsed query, the event loop the one found by its shape
+    monkeypatch.setattr(people, "execute", waiting(people.execute))
+    monkeypatch.setattr(people, "execute_prepared", waiting(people.execute_prepared))
     with httpx.Client() as client:
         for i in range(3):  # parsed, run in a thread, then inline (waiting once more)
             assert send(client, url, "GET", NAME.format(i)).status_code == 200

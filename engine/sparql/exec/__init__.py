@@ -14,13 +14,16 @@ expression evaluator. The query forms CONSTRUCT and DESCRIBE (:mod:`.forms`)
 and SPARQL Update (:mod:`.update`) build on the executor; what SERVICE and
 LOAD may call is :mod:`.outbound`'s policy. EXPLAIN (:mod:`.explain`) shows the
 plan with estimates and, run with a :mod:`.trace`, each step's actual rows.
+A small query of a known shape may run row by row instead (:mod:`.lean`),
+and falls back to the executor past a few rows.
 """
 
 from engine.sparql.exec.context import ExecutionContext, QueryCancelled, ServiceCall
-from engine.sparql.exec.dataset import QueryDataset, build_dataset, merged
+from engine.sparql.exec.dataset import QueryDataset, build_dataset, default_graph, merged
 from engine.sparql.exec.executor import OPERATORS, Executor
 from engine.sparql.exec.explain import explain_plan
 from engine.sparql.exec.forms import construct, construct_ids, describe
+from engine.sparql.exec.lean import LeanPlan
 from engine.sparql.exec.outbound import DEPTH_HEADER, OutboundPolicy, OutboundRefused, incoming_depth
 from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.service import ServiceClient, ServiceError, ServiceRefused
@@ -36,6 +39,7 @@ __all__ = [
     "ServiceRefused",
     "incoming_depth",
     "ExecutionContext",
+    "LeanPlan",
     "Executor",
     "QueryCancelled",
     "QueryDataset",
@@ -48,6 +52,7 @@ __all__ = [
     "UpdateError",
     "UpdateRunner",
     "build_dataset",
+    "default_graph",
     "construct",
     "construct_ids",
     "describe",

@@ -60,6 +60,15 @@ def merged(graphs: list[Graph]) -> Graph:
     return union
 
 
+def default_graph(snapshot: Snapshot, union_default: bool = False) -> Graph:
+    """The default graph of a query naming no graph: the store's own, or
+    with ``union_default`` the RDF merge of every graph (see :func:`build_dataset`)."""
+    default = snapshot.graphs.get(DEFAULT_GRAPH) or MemoryGraph.empty()
+    if union_default:
+        default = merged([default, *(snapshot.graphs[g] for g in snapshot.named_graph_ids())])
+    return default
+
+
 def build_dataset(
     snapshot: Snapshot,
     terms: QueryTerms,
@@ -74,10 +83,7 @@ def build_dataset(
     (unknown ones are empty)."""
     if default_graphs is None and named_graphs is None:
         named = {g: snapshot.graphs[g] for g in snapshot.named_graph_ids()}
-        default = snapshot.graphs.get(DEFAULT_GRAPH) or MemoryGraph.empty()
-        if union_default:
-            default = merged([default, *named.values()])
-        return QueryDataset(default, named)
+        return QueryDataset(default_graph(snapshot, union_default), named)
     empty = MemoryGraph.empty()
     default = merged([snapshot.graphs.get(terms.encode(g), empty) for g in default_graphs or []])
     named = {}

@@ -103,13 +103,27 @@ class Template:
     """A query parsed with a sentinel in each lifted slot, and how to put
     other constants in: only the nodes above a slot are rebuilt."""
 
-    def __init__(self, query: Query, makers: dict[int, Maker], build: Callable[[list], Query] | None) -> None:
+    def __init__(self, query: Query, makers: dict[int, Maker], build: Callable[[list], Query] | None,
+                 placeholders: dict[int, IRI | Literal] | None = None) -> None:
         self.query = query
         self._makers = makers
         self._build = build
+        #: the sentinel term of each slot in ``query``, by slot
+        self.placeholders = placeholders or {}
         #: the values the template was built from and their query: a query
         #: sent again word for word gets the very same object
         self.origin: tuple[list, Query] | None = None
+        #: what the executor's layer prepared for this shape, kept as long as
+        #: the template is (``engine.api``'s row-by-row plan); None until then
+        self.prepared: object = None
+
+    def terms(self, values: list) -> list:
+        """The terms the lifted ``values`` stand for, by slot (None in a
+        slot whose value is part of the key)."""
+        terms = [None] * len(values)
+        for slot, make in self._makers.items():
+            terms[slot] = make(values[slot])
+        return terms
 
     def instantiate(self, values: list) -> Query:
         """The query with ``values`` (the lifted tokens' values, by slot) in its slots."""
@@ -118,10 +132,7 @@ class Template:
         origin = self.origin
         if origin is not None and origin[0] == values:
             return origin[1]
-        terms = [None] * len(values)
-        for slot, make in self._makers.items():
-            terms[slot] = make(values[slot])
-        return self._build(terms)
+        return self._build(self.terms(values))
 
 
 class ShapeCache:
@@ -136,6 +147,12 @@ class ShapeCache:
 
     def lookup(self, text: str, base: str | None) -> tuple[Query, Template] | None:
         """The query built from a cached template, or None (nothing parsed)."""
+        found = self.find(text, base)
+        return None if found is None else (found[0].instantiate(found[1]), found[0])
+
+    def find(self, text: str, base: str | None) -> tuple[Template, list] | None:
+        """The cached template of ``text``'s shape and the values of its
+        lifted constants, or None (nothing parsed, no query built)."""
         key, tokens, lifted = shape_of(text, base)
         values = [tokens[i][1] for i in lifted]
         with self._lock:
@@ -147,7 +164,7 @@ class ShapeCache:
             if template is None:
                 return None
             self._templates.move_to_end(full)
-        return template.instantiate(values), template
+        return template, values
 
     def prepare(self, text: str, base: str | None, parse: Callable[[str, str | None], Query]
                 ) -> tuple[Query, Template]:
@@ -207,7 +224,8 @@ def build_template(text: str, base: str | None, tokens: list[Token], lifted: lis
     build = _builder(sentinel_query, scan.terms, keep)
     if build is None:  # no slot left to fill: the query itself
         return Template(query, {}, None), tuple(sorted(keep))
-    template = Template(sentinel_query, makers, build)
+    template = Template(sentinel_query, makers, build,
+                        {slot: term for slot, term in scan.terms.items() if slot not in keep})
     values = [tokens[i][1] for i in lifted]
     if template.instantiate(values) != query:
         return Template(query, {}, None), everything
