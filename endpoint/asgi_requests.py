@@ -39,6 +39,8 @@ async def read_operation(request: Request) -> Operation | None:
 
 
 def read_operation_with(request: Request, body: bytes) -> Operation | None:
-    """The SPARQL operation of a request to ``/sparql`` whose body was read already."""
-    return protocol.read_operation(request.method, request.query_params.multi_items(),
-                                   request.headers.get("content-type"), body)
+    """The SPARQL operation of a request to ``/sparql`` whose body was read
+    already (a POST's URL mostly has no parameters: Starlette's parse of
+    them is skipped then)."""
+    url_params = request.query_params.multi_items() if request.scope["query_string"] else []
+    return protocol.read_operation(request.method, url_params, request.headers.get("content-type"), body)
