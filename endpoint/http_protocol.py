@@ -36,16 +36,20 @@ import httptools
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from endpoint.connection_balance import ConnectionBalance
 from endpoint.connection_deadlines import DEFAULT_REQUEST_TIMEOUT, DEFAULT_SEND_TIMEOUT, ConnectionDeadlines
 from endpoint.head_holding import HeadHolding
 from endpoint.quick_lane import QuickLane
 
 
 def http_protocol(request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-                  send_timeout: float = DEFAULT_SEND_TIMEOUT) -> Callable[..., asyncio.Protocol]:
+                  send_timeout: float = DEFAULT_SEND_TIMEOUT,
+                  balance: ConnectionBalance | None = None) -> Callable[..., asyncio.Protocol]:
     """uvicorn's ``http`` setting: :class:`HttpProtocol` with these timeouts
-    (a partial of the class, which pickles for ``--processes``)."""
-    return functools.partial(HttpProtocol, request_timeout=request_timeout, send_timeout=send_timeout)
+    (a partial of the class, which pickles for ``--processes``), and with
+    ``--processes`` this process's part of the connections' spread."""
+    return functools.partial(HttpProtocol, request_timeout=request_timeout, send_timeout=send_timeout,
+                             balance=balance)
 
 
 class DecliningH11Protocol(ConnectionDeadlines, H11Protocol):
@@ -89,12 +93,43 @@ class HttpProtocol(QuickLane, ConnectionDeadlines, HttpToolsProtocol):
     answered without an ASGI cycle (:mod:`endpoint.quick_lane`)."""
 
     def __init__(self, *args: Any, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-                 send_timeout: float = DEFAULT_SEND_TIMEOUT, **kwargs: Any) -> None:
+                 send_timeout: float = DEFAULT_SEND_TIMEOUT, balance: ConnectionBalance | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.request_timeout = request_timeout
         self.send_timeout = send_timeout
         #: an upgrade offer waiting for the answers before it: the bytes to give h11
         self._offer: bytearray | None = None
+        #: the spread of connections over the processes (``--processes``), None with one process
+        self.balance = balance
+        #: a connection another process accepted and handed to this one (counted there)
+        self.adopted = False
+        #: whether this connection counts among the process's clients' (``balance``)
+        self._counted = False
+        #: whether it went to another process (uvicorn never saw it here)
+        self._handed_on = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """A client's new connection is handed to a process with fewer
+        connections when there is one (:mod:`endpoint.connection_balance`),
+        before a byte of it is read; else served here."""
+        balance = self.balance
+        if balance is not None and balance.spreads(transport):
+            if not self.adopted:
+                if balance.hand_off(transport):
+                    self._handed_on = True
+                    transport.abort()  # this process's descriptor; the other process holds the connection
+                    return
+                balance.opened()
+            self._counted = True
+        super().connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._handed_on:
+            return
+        if self._counted:
+            self.balance.closed()  # type: ignore[union-attr]
+        super().connection_lost(exc)
 
     def _should_upgrade(self) -> bool:
         # every offer keeps httptools from starting the request itself: the

@@ -34,6 +34,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from endpoint.app import create_app
+from endpoint.connection_balance import CLOSED, ConnectionBalance, ConnectionCounts
+from endpoint.http_protocol import http_protocol
 from endpoint.reader_front import ReaderFront, WriterFront
 from endpoint.settings import Settings
 from endpoint.shutdown import serve_until_stopped
@@ -79,10 +81,12 @@ def bind_private(directory: Path) -> tuple[socket.socket, str]:
 class Readers:
     """The reader processes, started with ``config`` and kept running."""
 
-    def __init__(self, count: int, config: dict, public: socket.socket) -> None:
+    def __init__(self, count: int, config: dict, public: socket.socket, counts: object) -> None:
         self.count = count
         self.config = config
         self.public = public
+        #: open connections per process (shared memory; :mod:`endpoint.connection_balance`)
+        self.counts = counts
         # a fork server imports the modules once, then forks each reader (and each restart) from
         # that clean process: the writer's threads and event loop are never forked
         self._context = multiprocessing.get_context("forkserver")
@@ -102,7 +106,8 @@ class Readers:
 
     def _start_one(self, index: int):
         self._started_at[index] = time.monotonic()
-        process = self._context.Process(target=reader_main, args=(self.config, self.public, index + 1),
+        process = self._context.Process(target=reader_main,
+                                        args=(self.config, self.public, index + 1, self.counts),
                                         name=f"rivulet-reader-{index + 1}", daemon=True)
         process.start()
         return process
@@ -156,7 +161,11 @@ def serve_writer_and_readers(args, settings: Settings, data, common: dict, closi
             "host", "port", "access_log", "request_timeout", "send_timeout", "keep_alive_timeout",
             "log_format", "grace_period", "timeout", "max_rows")},
     }
-    readers = Readers(args.processes - 1, config, public)
+    # every process but a starting one counts as full until it opens its hand-off socket
+    counts = multiprocessing.get_context("forkserver").RawArray("q", [CLOSED] * args.processes)
+    balance = ConnectionBalance(ConnectionCounts(counts), 0, private_dir)
+    balance.open()
+    readers = Readers(args.processes - 1, config, public, counts)
     readers.start()
     log.info("serving with %d reader processes following the log of %s", args.processes - 1, args.data_dir)
 
@@ -166,15 +175,18 @@ def serve_writer_and_readers(args, settings: Settings, data, common: dict, closi
         shutil.rmtree(private_dir, ignore_errors=True)
 
     app = WriterFront(create_app(data.store, settings, data.engine), data.wal)
+    common = {**common, "http": http_protocol(args.request_timeout, args.send_timeout, balance)}
     try:
-        serve_until_stopped(app, args.grace_period, stopped, sockets=[public, private], **common)
+        serve_until_stopped(app, args.grace_period, stopped, sockets=[public, private], balance=balance,
+                            **common)
     finally:
         stopped()
     return 0
 
 
-def reader_main(config: dict, public: socket.socket, number: int) -> None:
-    """A reader process: follow the log, serve reads on ``public``."""
+def reader_main(config: dict, public: socket.socket, number: int, counts: object) -> None:
+    """A reader process: follow the log, serve reads on ``public`` (and the
+    connections the other processes hand to it, ``counts`` saying who has how many)."""
     from endpoint.log_format import configure_logging
     from endpoint.serve import uvicorn_options, window_limits
     from engine.durability.log_follower import FellBehind, LogFollower
@@ -205,8 +217,12 @@ def reader_main(config: dict, public: socket.socket, number: int) -> None:
     local = create_app(follower.store, settings, follower.engine)
     app = ReaderFront(local, follower, config["writer_socket"], settings.max_body_bytes,
                       settings.query_timeout)
-    serve_until_stopped(app, options["grace_period"], follower.close, sockets=[public],
-                        **uvicorn_options(_Options(options), uvicorn_logging))
+    balance = ConnectionBalance(ConnectionCounts(counts), number, Path(config["writer_socket"]).parent)
+    balance.open()
+    served = {**uvicorn_options(_Options(options), uvicorn_logging),
+              "http": http_protocol(options["request_timeout"], options["send_timeout"], balance)}
+    serve_until_stopped(app, options["grace_period"], follower.close, sockets=[public], balance=balance,
+                        **served)
 
 
 def process_ended(pid: int) -> Callable[[], bool]:

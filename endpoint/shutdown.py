@@ -13,6 +13,7 @@ signal stopped it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import sys
@@ -23,6 +24,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from endpoint.collector import settle_after_start_up
+from endpoint.connection_balance import ConnectionBalance
 from engine.store import Shutdown
 
 log = logging.getLogger("rivulet.endpoint")
@@ -40,11 +42,13 @@ class GracefulServer(uvicorn.Server):
     and calling ``on_stopped`` once it has stopped serving."""
 
     def __init__(self, config: uvicorn.Config, stopping: Shutdown, grace: float,
-                 on_stopped: Callable[[], None]) -> None:
+                 on_stopped: Callable[[], None], balance: ConnectionBalance | None = None) -> None:
         super().__init__(config)
         self.stopping = stopping
         self.grace = grace
         self._on_stopped = on_stopped
+        #: ``--processes``: connections other processes hand to this one are served too
+        self.balance = balance
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # a signal handler: Shutdown.begin only stores a number
@@ -55,8 +59,24 @@ class GracefulServer(uvicorn.Server):
         await super().startup(sockets)
         if sockets is not None and self.started:  # uvicorn says where it listens only when it binds
             self._log_started_message(sockets)
+        if self.balance is not None and self.started:
+            self.balance.receive(asyncio.get_running_loop(), self._serve_handed)
+
+    async def _serve_handed(self, connection: socket.socket) -> None:
+        """Serve a connection another process accepted, as uvicorn serves its own."""
+        config = self.config
+
+        def adopted() -> asyncio.Protocol:
+            protocol = config.http_protocol_class(config=config, server_state=self.server_state,
+                                                  app_state=self.lifespan.state)
+            protocol.adopted = True
+            return protocol
+
+        await asyncio.get_running_loop().connect_accepted_socket(adopted, sock=connection)
 
     async def shutdown(self, sockets=None) -> None:
+        if self.balance is not None:
+            self.balance.close()  # the other processes hand nothing more to this one
         try:
             await super().shutdown(sockets)
         finally:
@@ -64,14 +84,16 @@ class GracefulServer(uvicorn.Server):
 
 
 def serve_until_stopped(app: Starlette, grace: float, on_stopped: Callable[[], None],
-                        sockets: list[socket.socket] | None = None, **options) -> None:
+                        sockets: list[socket.socket] | None = None,
+                        balance: ConnectionBalance | None = None, **options) -> None:
     """Serve ``app`` (made by :func:`endpoint.app.create_app`) with uvicorn
     ``options`` until a signal stops it, within ``grace`` seconds for the
     evaluations then running; exit status 3 if it could not start.
     ``sockets``: listening sockets to accept on (instead of binding ``options``'
-    host and port), shared by several server processes."""
+    host and port), shared by several server processes, which spread their
+    connections by ``balance`` (:mod:`endpoint.connection_balance`)."""
     options.setdefault("timeout_graceful_shutdown", grace + ANSWER_SECONDS)
-    server = GracefulServer(uvicorn.Config(app, **options), app.state.shutdown, grace, on_stopped)
+    server = GracefulServer(uvicorn.Config(app, **options), app.state.shutdown, grace, on_stopped, balance)
     settle_after_start_up()
     server.run(sockets=sockets)
     if not server.started:
