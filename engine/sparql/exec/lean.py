@@ -220,21 +220,30 @@ def _known(place: Place, bound: set[str] | dict[str, int]) -> bool:
     return place[0] != _VAR or place[1] in bound
 
 
-#: neighbour readers by (graph identity, predicate, backward); each entry holds its graph
-_READERS: dict[tuple[int, int, bool], tuple[Graph, NeighbourReader | None]] = {}
-READERS_KEPT = 1024
+#: neighbour readers of the graphs read last: graph identity -> (the graph, its
+#: readers by (predicate, backward)); a few graphs only, so that old snapshots
+#: (a delta per write) are not kept alive by their readers
+_READERS: dict[int, tuple[Graph, dict[tuple[int, bool], NeighbourReader | None]]] = {}
+GRAPHS_KEPT = 4
 
 
 def _reader(graph: Graph, predicate: int, backward: bool) -> NeighbourReader | None:
     """The graph's reader of one predicate's lists, kept: a snapshot's graph
     is immutable and serves many queries."""
-    key = (id(graph), predicate, backward)
-    found = _READERS.get(key)
+    found = _READERS.get(id(graph))
     if found is None or found[0] is not graph:
-        if len(_READERS) >= READERS_KEPT:
-            _READERS.clear()
-        found = _READERS[key] = (graph, neighbour_reader(graph, predicate, backward))
-    return found[1]
+        while len(_READERS) >= GRAPHS_KEPT:
+            _READERS.pop(next(iter(_READERS)), None)
+        found = _READERS[id(graph)] = (graph, {})
+    readers = found[1]
+    key = (predicate, backward)
+    read = readers.get(key, _NOT_MADE)
+    if read is _NOT_MADE:
+        read = readers[key] = neighbour_reader(graph, predicate, backward)
+    return read  # type: ignore[return-value]
+
+
+_NOT_MADE = object()
 
 
 class _GiveUp(Exception):
