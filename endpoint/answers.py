@@ -23,5 +23,6 @@ def answer_chunks(result: QueryResult, offer: Offer) -> Iterator[bytes]:
     if result.form == "ASK":
         return iter([write_boolean(offer.format, bool(result.boolean))])
     if result.form == "SELECT":
-        return write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids)
+        return write_select_ids(offer.format, result.variables, result.id_chunks(), result.decode_ids,
+                                result.spell_ids)
     return write_graph(offer.format, result.triples(), result.prefixes)

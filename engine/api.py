@@ -103,6 +103,11 @@ class QueryResult:
         """The terms of a column of :meth:`id_chunks` (None for unbound)."""
         return self._terms.decode_column(ids)
 
+    def spell_ids(self, ids: np.ndarray) -> list[bytes | None]:
+        """The stored N-Triples spellings of a column of :meth:`id_chunks`
+        where the store keeps one, None elsewhere (decode those)."""
+        return self._terms.spellings(ids)
+
     def triples(self) -> Iterator[tuple[Term, Term, Term]]:
         """CONSTRUCT / DESCRIBE triples; CONSTRUCT's are decoded a chunk at a
         time, so a writer's first chunk does not wait for the last triple."""

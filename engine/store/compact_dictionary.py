@@ -479,6 +479,18 @@ class CompactTermDictionary:
             term = decoded[term_id] = parse_term(self._arrays.spelling(term_id))
         return term
 
+    def spellings(self, ids: np.ndarray) -> list[bytes | None]:
+        """The stored N-Triples spelling (UTF-8) of each compact ID, None
+        for any other (unbound, a query's own, overlay, value IDs). Why: a
+        result writer can often write a term from its spelling (an IRI's
+        JSON is its text between quotes), without building the term."""
+        arrays = self._arrays
+        offsets = memoryview(arrays.offsets)  # items are Python ints: no NumPy call per ID
+        blob = arrays.blob
+        last = len(arrays)
+        return [blob[offsets[i - 1]:offsets[i]] if 0 < i <= last else None
+                for i in np.asarray(ids, dtype=np.int64).tolist()]
+
     def decode_many(self, ids: np.ndarray) -> list[Term | None]:
         """Terms for a column of IDs (a result's column: mostly recent terms):
         the overlay's (a window's stream terms) in one call to it, the

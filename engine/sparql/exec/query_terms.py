@@ -95,6 +95,13 @@ class QueryTerms:
         decode = self.decode  # a short column: an ID at a time costs less than NumPy's calls
         return [decode(i) for i in ids.tolist()]
 
+    def spellings(self, ids: np.ndarray) -> list[bytes | None]:
+        """The stored N-Triples spellings of the IDs that have one (a
+        compact store's terms), None for the others (see
+        ``CompactTermDictionary.spellings``)."""
+        spell = getattr(self.dictionary, "spellings", None)
+        return [None] * len(ids) if spell is None else spell(ids)
+
     def encode_column(self, terms: list[Term | None]) -> np.ndarray:
         encode = self.encode
         return np.fromiter((0 if t is None else encode(t) for t in terms), dtype=np.int64, count=len(terms))

@@ -56,12 +56,14 @@ def write_select(fmt: str, variables: list[str], rows: Rows) -> Iterator[bytes]:
 
 
 def write_select_ids(fmt: str, variables: list[str], chunks: Iterable[tuple[int, list[np.ndarray]]],
-                     decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[bytes]:
+                     decode: Callable[[np.ndarray], list[Term | None]],
+                     spell: Callable[[np.ndarray], list[bytes | None]] | None = None) -> Iterator[bytes]:
     """Stream a SELECT result given as batches of ``(rows, ID columns)``:
-    JSON spells each distinct term of a batch once; the other formats take
+    JSON spells each distinct term of a batch once (from its stored
+    N-Triples spelling where ``spell`` gives one); the other formats take
     decoded rows."""
     if _checked(fmt) == "json":
-        return json_results.write_select_columns(variables, chunks, decode)
+        return json_results.write_select_columns(variables, chunks, decode, spell)
     return write_select(fmt, variables, decoded_rows(chunks, decode))
 
 

@@ -13,12 +13,13 @@ rows assembled by NumPy rather than a Python step per row.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import orjson
 
-from engine.rdf import IRI, BNode, Literal, Term, TripleTerm
+from engine.rdf import IRI, XSD_STRING, BNode, Literal, Term, TripleTerm
 from engine.sparql.results.json_rows_kernel import join_bindings
 
 #: solutions serialised per yielded chunk
@@ -63,12 +64,15 @@ def write_select(variables: list[str], rows: Iterable[Sequence[Term | None]]) ->
 
 
 def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[np.ndarray]]],
-                         decode: Callable[[np.ndarray], list[Term | None]]) -> Iterator[bytes]:
+                         decode: Callable[[np.ndarray], list[Term | None]],
+                         spell: Callable[[np.ndarray], list[bytes | None]] | None = None) -> Iterator[bytes]:
     """Yield the JSON document of a SELECT result given as batches of
     ``(rows, ID columns)`` (a column per variable; ID 0 is unbound),
     decoding with ``decode``: per batch, the distinct IDs of all its columns
-    found at once, each decoded and spelled once, and the rows
-    assembled by :func:`~engine.sparql.results.json_rows_kernel.join_bindings`."""
+    found at once, each written once (from its stored N-Triples spelling
+    when ``spell`` gives one and :func:`cell_of_spelling` can read it, else
+    decoded), and the rows assembled by
+    :func:`~engine.sparql.results.json_rows_kernel.join_bindings`."""
     yield b'{"head":{"vars":' + orjson.dumps(variables) + b'},"results":{"bindings":['
     keys = [orjson.dumps(v) + b":" for v in variables]
     separator = b""
@@ -77,13 +81,68 @@ def write_select_columns(variables: list[str], chunks: Iterable[tuple[int, list[
             continue
         if keys:
             distinct, codes = _distinct_cells(columns, length)
-            spelled = [None if term is None else _spelled(term) for term in decode(distinct)]
-            bindings = join_bindings(keys, codes, spelled)
+            bindings = join_bindings(keys, codes, _cells(distinct, decode, spell))
         else:
             bindings = b",".join([b"{}"] * length)
         yield separator + bindings
         separator = b","
     yield b"]}}\n"
+
+
+def _cells(distinct: np.ndarray, decode: Callable[[np.ndarray], list[Term | None]],
+           spell: Callable[[np.ndarray], list[bytes | None]] | None) -> list[bytes | None]:
+    """The JSON of each distinct ID's term (None: unbound): from its
+    spelling where there is one to read, the others decoded (all of them
+    for a few IDs: there the spellings' fixed cost is more than they save)."""
+    if spell is None or len(distinct) <= FEW_SPELLINGS:
+        return [None if term is None else _spelled(term) for term in decode(distinct)]
+    cells = [None if spelling is None else cell_of_spelling(spelling) for spelling in spell(distinct)]
+    missing = [i for i, cell in enumerate(cells) if cell is None]
+    if missing:
+        for i, term in zip(missing, decode(distinct[missing]), strict=True):
+            cells[i] = None if term is None else _spelled(term)
+    return cells
+
+
+#: answers with at most this many distinct terms decode them all
+FEW_SPELLINGS = 4
+#: text a JSON string holds as it is: no quote, backslash or control character
+_VERBATIM = re.compile(rb'[^\x00-\x1f"\\]*')
+_XSD_STRING = XSD_STRING.encode()
+
+
+def cell_of_spelling(spelling: bytes) -> bytes | None:
+    """The JSON of the term a canonical N-Triples ``spelling`` names, as
+    :func:`_spelled` writes it, for IRIs and literals whose text needs no
+    escape (most terms; the bytes are copied); None for anything else
+    (escapes, blank nodes, triple terms, a directional or upper-case
+    language tag, an ``xsd:string`` datatype): decode those."""
+    first = spelling[:1]
+    if first == b"<":
+        inner = spelling[1:-1]
+        if spelling[-1:] != b">" or not _VERBATIM.fullmatch(inner):
+            return None
+        return b'{"type":"uri","value":"' + inner + b'"}'
+    if first != b'"':
+        return None
+    end = spelling.rfind(b'"')
+    inner = spelling[1:end]
+    if end < 1 or not _VERBATIM.fullmatch(inner):
+        return None
+    rest = spelling[end + 1:]
+    if not rest:
+        return b'{"type":"literal","value":"' + inner + b'"}'
+    if rest[:1] == b"@":
+        tag = rest[1:]
+        if not tag or b"--" in tag or tag != tag.lower() or not _VERBATIM.fullmatch(tag):
+            return None
+        return b'{"type":"literal","value":"' + inner + b'","xml:lang":"' + tag + b'"}'
+    if rest[:3] == b"^^<" and rest[-1:] == b">":
+        datatype = rest[3:-1]
+        if datatype == _XSD_STRING or not _VERBATIM.fullmatch(datatype):
+            return None
+        return b'{"type":"literal","value":"' + inner + b'","datatype":"' + datatype + b'"}'
+    return None
 
 
 #: answers of up to this many cells find their distinct IDs with a dict (NumPy's
