@@ -39,6 +39,7 @@ from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.store import Graph
 from engine.store.graph import NeighbourReader, neighbour_reader
+from engine.store.union_graph import UnionGraph, may_hold
 
 #: rows a step may hold before the run gives up for the executor
 LEAN_ROWS = 1024
@@ -227,7 +228,7 @@ _READERS: dict[int, tuple[Graph, dict[tuple[int, bool], NeighbourReader | None]]
 GRAPHS_KEPT = 4
 
 
-def _reader(graph: Graph, predicate: int, backward: bool) -> NeighbourReader | None:
+def _reader(graph: Graph, predicate: int, backward: bool) -> _Lists | None:
     """The graph's reader of one predicate's lists, kept: a snapshot's graph
     is immutable and serves many queries."""
     found = _READERS.get(id(graph))
@@ -239,11 +240,40 @@ def _reader(graph: Graph, predicate: int, backward: bool) -> NeighbourReader | N
     key = (predicate, backward)
     read = readers.get(key, _NOT_MADE)
     if read is _NOT_MADE:
-        read = readers[key] = neighbour_reader(graph, predicate, backward)
+        read = readers[key] = _Lists.of(graph, predicate, backward)
     return read  # type: ignore[return-value]
 
 
 _NOT_MADE = object()
+
+
+class _Lists:
+    """One predicate's lists in a graph, read a vertex at a time as parts:
+    one per member of a union (a base and its deltas) that has the
+    predicate, each a view of that member's arrays. A union's own reader
+    joins the parts into one new list, so a hub's list (every post of a
+    type) would be copied whole just to learn its length."""
+
+    __slots__ = ("readers",)
+
+    def __init__(self, readers: list[NeighbourReader]) -> None:
+        self.readers = readers
+
+    @classmethod
+    def of(cls, graph: Graph, predicate: int, backward: bool) -> _Lists | None:
+        members = [graph]
+        if isinstance(graph, UnionGraph):
+            spans = (None, (predicate, predicate), None)
+            members = [m for m in graph.members if may_hold(m, spans)]
+        readers = [neighbour_reader(m, predicate, backward) for m in members]
+        return None if any(r is None for r in readers) else cls(readers)  # type: ignore[arg-type]
+
+    def __call__(self, vertex: int) -> list[Sequence[int]]:
+        return [read(vertex) for read in self.readers]
+
+
+def _size(parts: list[Sequence[int]]) -> int:
+    return sum(map(len, parts))
 
 
 class _GiveUp(Exception):
@@ -307,14 +337,14 @@ class _Work:
 
 
 def _next_step(left: list[_Pattern], names: dict[str, int], ids: dict, graph: Graph,
-               n_rows: int) -> tuple[_Pattern, bool, Sequence[int] | None]:
+               n_rows: int) -> tuple[_Pattern, bool, list[Sequence[int]] | None]:
     """The pattern to read next, whether from its object end, and its
     constant end's list if read: a check (both ends known) first, then the
     cheapest of the patterns with a known end (a constant end's list is
     read for its length; a bound variable's lists are taken as a few items
     each)."""
     best: tuple[int, int] | None = None
-    chosen: tuple[_Pattern, bool, Sequence[int] | None] | None = None
+    chosen: tuple[_Pattern, bool, list[Sequence[int]] | None] | None = None
     for pattern in left:
         s_known, o_known = _known(pattern.subject, names), _known(pattern.object, names)
         if s_known and o_known:  # from the constant end if one is: its list is read once
@@ -329,8 +359,8 @@ def _next_step(left: list[_Pattern], names: dict[str, int], ids: dict, graph: Gr
             cost = (4 * n_rows, 0)
         else:
             read = _reader(graph, ids[pattern.predicate], not s_known)
-            found = () if read is None else read(ids[known])
-            cost = (len(found) * n_rows, 1)
+            found = [] if read is None else read(ids[known])
+            cost = (_size(found) * n_rows, 1)
         if best is None or cost < best:
             best, chosen = cost, (pattern, not s_known, found)
     if chosen is None:  # pragma: no cover - compile checked that every pattern is reachable
@@ -342,46 +372,47 @@ def _ref(place: Place, names: dict[str, int], ids: dict) -> Ref:
     return (names[place[1]], 0) if place[0] == _VAR else (None, ids[place])  # type: ignore[index]
 
 
-def _expand(rows: list[tuple], read: NeighbourReader, column: int | None, shared: Sequence[int] | None,
+def _expand(rows: list[tuple], read: _Lists, column: int | None, shared: list[Sequence[int]] | None,
             cap: int, work: _Work, wanted: int | None) -> list[tuple]:
     """Each row extended by each neighbour of its known end (the row's
-    ``column``, or the ``shared`` list of a constant end); stops at
+    ``column``, or the ``shared`` lists of a constant end); stops at
     ``wanted`` rows (the last pattern under a LIMIT)."""
     grown: list[tuple] = []
     for row in rows:
-        found = shared if column is None else read(row[column])
-        if not found:
-            continue
-        if wanted is not None:
-            found = found[:wanted - len(grown)]
-        work.add(len(found))
-        if len(grown) + len(found) > cap:
-            raise _GiveUp
-        grown += [(*row, n) for n in found]
-        if wanted is not None and len(grown) >= wanted:
-            break
+        for part in (shared if column is None else read(row[column])):  # type: ignore[union-attr]
+            if not part:
+                continue
+            if wanted is not None:
+                part = part[:wanted - len(grown)]
+            work.add(len(part))
+            if len(grown) + len(part) > cap:
+                raise _GiveUp
+            grown += [(*row, n) for n in part]
+            if wanted is not None and len(grown) >= wanted:
+                return grown
     return grown
 
 
-def _check(rows: list[tuple], read: NeighbourReader, column: int | None, shared: Sequence[int] | None,
+def _check(rows: list[tuple], read: _Lists, column: int | None, shared: list[Sequence[int]] | None,
            other: Ref, work: _Work, wanted: int | None) -> list[tuple]:
     """The rows whose known end has the other end among its neighbours."""
     other_column, other_constant = other
     kept: list[tuple] = []
     for row in rows:
-        found = shared if column is None else read(row[column])
-        work.add(len(found))  # type: ignore[arg-type]
-        if (other_constant if other_column is None else row[other_column]) in found:  # type: ignore[operator]
+        parts = shared if column is None else read(row[column])
+        work.add(_size(parts))  # type: ignore[arg-type]
+        value = other_constant if other_column is None else row[other_column]
+        if any(value in part for part in parts):  # type: ignore[union-attr]
             kept.append(row)
             if wanted is not None and len(kept) >= wanted:
                 break
     return kept
 
 
-def _count_rows(rows: list[tuple], read: NeighbourReader, column: int | None, shared: Sequence[int] | None,
+def _count_rows(rows: list[tuple], read: _Lists, column: int | None, shared: list[Sequence[int]] | None,
                 work: _Work) -> int:
     """How many rows extending ``rows`` through the last pattern would give (lists' lengths summed)."""
     if column is None:
-        return len(shared) * len(rows)  # type: ignore[arg-type]
+        return _size(shared) * len(rows)  # type: ignore[arg-type]
     work.add(len(rows))
-    return sum(len(read(row[column])) for row in rows)
+    return sum(_size(read(row[column])) for row in rows)
