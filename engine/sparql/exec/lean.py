@@ -224,7 +224,7 @@ def _known(place: Place, bound: set[str] | dict[str, int]) -> bool:
 #: neighbour readers of the graphs read last: graph identity -> (the graph, its
 #: readers by (predicate, backward)); a few graphs only, so that old snapshots
 #: (a delta per write) are not kept alive by their readers
-_READERS: dict[int, tuple[Graph, dict[tuple[int, bool], NeighbourReader | None]]] = {}
+_READERS: dict[int, tuple[Graph, dict[tuple[int, bool], _Lists | None]]] = {}
 GRAPHS_KEPT = 4
 
 
@@ -280,7 +280,7 @@ class _GiveUp(Exception):
     """Over a bound of the lean run: the executor answers."""
 
 
-#: a pattern end as a run reads it: (column of a bound variable, None) or (None, a constant's ID)
+#: a pattern end as a run reads it: (its column, 0) for a bound variable, (None, its ID) for a constant
 Ref = tuple[int | None, int]
 
 
