@@ -81,8 +81,8 @@ class ConnectionBalance:
         self._inbox: socket.socket | None = None
 
     def open(self) -> None:
-        """Bind this process's hand-off socket and start counting from zero
-        (a restarted reader's old connections ended with it)."""
+        """Bind this process's hand-off socket (connections sent to it wait
+        there until :meth:`receive`)."""
         path = handoff_path(self.directory, self.index)
         try:
             os.unlink(path)
@@ -92,7 +92,6 @@ class ConnectionBalance:
         inbox.bind(path)
         inbox.setblocking(False)
         self._inbox = inbox
-        self.counts.set(self.index, 0)
 
     def close(self) -> None:
         """Take no more connections from the others (the process is stopping)."""
@@ -137,10 +136,13 @@ class ConnectionBalance:
 
     def receive(self, loop: asyncio.AbstractEventLoop, serve: Callable[[socket.socket], Any]) -> None:
         """Serve each connection handed to this process with ``serve``
-        (a coroutine function taking the socket), from now on."""
+        (a coroutine function taking the socket), from now on; until now
+        the process counted as full, and it counts from zero (a restarted
+        reader's old connections ended with it)."""
         inbox = self._inbox
         if inbox is None:
             return
+        self.counts.set(self.index, 0)
 
         def arrived() -> None:
             while True:
