@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -314,11 +315,26 @@ def run(args: argparse.Namespace) -> int:
                     timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **common)
         return 0
     closing = CloseOnce(cluster.data, cluster.close) if cluster else CloseOnce(data, data and data.close)
+    if directory is not None and not args.store:
+        closing = _removing_the_copy(closing, directory.parent)
     try:
         serve_until_stopped(create_app(store, settings, streams), args.grace_period, closing, **common)
     finally:
         closing()
     return 0
+
+
+def _removing_the_copy(closing: Callable[[], None], temporary: Path) -> Callable[[], None]:
+    """``closing``, then the removal of the store ``--data`` was loaded into
+    for this run: at the stop itself, since uvicorn ends the process by the
+    signal that stopped it, which skips ``atexit`` (a stop by SIGTERM left a
+    copy of the store in the temporary directory at every restart). Its
+    files stay readable while mapped."""
+    def stopped() -> None:
+        closing()
+        shutil.rmtree(temporary, ignore_errors=True)
+
+    return stopped
 
 
 #: seconds a worker process (--processes with --read-only) may take to answer uvicorn's health check

@@ -98,3 +98,28 @@ def test_a_malformed_data_file_stops_the_start_with_its_line(tmp_path):
                               env={**os.environ, "PYTHONPATH": str(REPO)})
     assert finished.returncode != 0
     assert "could not load the data" in finished.stderr and "line 3" in finished.stderr
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_the_copy_loaded_from_data_is_removed_when_the_server_stops(tmp_path, processes):
+    """``--data`` without ``--store`` loads into a temporary store directory;
+    a stop by SIGTERM (a service manager's) removes it, though uvicorn ends
+    the process by that signal, which skips ``atexit``."""
+    from tests.endpoint.rivulet_process import RivuletProcess
+
+    options = ["--processes", "2", "--read-only"] if processes == 2 else []
+    server = RivuletProcess("--data", str(DEMO), *options, env={"TMPDIR": str(tmp_path)})
+    try:
+        assert list(tmp_path.glob("rivulet-store-*/store")), "the store was not loaded into TMPDIR"
+        deadline = time.monotonic() + 30
+        while True:  # the workers of --processes start after the supervisor listens
+            try:
+                if httpx.get(server.url + "/sparql", params={"query": "ASK {}"}).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    assert not list(tmp_path.glob("rivulet-store-*")), "".join(server.stderr_lines[-20:])
