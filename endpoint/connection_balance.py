@@ -79,6 +79,8 @@ class ConnectionBalance:
         self.index = index
         self.directory = str(directory)
         self._inbox: socket.socket | None = None
+        #: the loop watching the inbox (see receive)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def open(self) -> None:
         """Bind this process's hand-off socket (connections sent to it wait
@@ -97,6 +99,8 @@ class ConnectionBalance:
         """Take no more connections from the others (the process is stopping)."""
         self.counts.set(self.index, CLOSED)
         if self._inbox is not None:
+            if self._loop is not None:
+                self._loop.remove_reader(self._inbox.fileno())
             self._inbox.close()
             self._inbox = None
 
@@ -142,6 +146,7 @@ class ConnectionBalance:
         inbox = self._inbox
         if inbox is None:
             return
+        self._loop = loop
         self.counts.set(self.index, 0)
 
         def arrived() -> None:
@@ -156,14 +161,14 @@ class ConnectionBalance:
                     if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                         for fd in array.array("i", data[: len(data) - len(data) % 4]):
                             connection = socket.socket(fileno=fd)
-                            loop.create_task(_served(serve, connection))
+                            loop.create_task(self._served(serve, connection))
 
         loop.add_reader(inbox.fileno(), arrived)
 
-
-async def _served(serve: Callable[[socket.socket], Any], connection: socket.socket) -> None:
-    try:
-        await serve(connection)
-    except Exception:  # the client may be gone already: nothing to answer
-        log.debug("a connection handed to this process could not be served", exc_info=True)
-        connection.close()
+    async def _served(self, serve: Callable[[socket.socket], Any], connection: socket.socket) -> None:
+        try:
+            await serve(connection)
+        except Exception:  # the client may be gone already: nothing to answer
+            log.debug("a connection handed to this process could not be served", exc_info=True)
+            connection.close()
+            self.closed()  # counted here by the process that handed it
