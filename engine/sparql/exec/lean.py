@@ -93,7 +93,7 @@ class LeanPlan:
         count = None
         if query.form == "ASK":
             variables: list[str] = []
-        elif isinstance(node, A.Project):
+        elif isinstance(node, A.Project) and [v.name for v in node.vars] == [v.name for v in query.variables]:
             variables = [v.name for v in node.vars]
             node = node.pattern
             count = _count_of(node, variables)
