@@ -88,10 +88,8 @@ class UnionGraph(DerivedColumns):
                          excluded: frozenset[int] = frozenset()) -> NeighbourReader | None:
         """The members' lists one after the other (None unless every member
         has a reader); a member without the predicate is left out."""
-        spans = (None, None if predicate is None else (predicate, predicate), None)
-        readers = [neighbour_reader(m, predicate, backward, excluded)
-                   for m in self.members if may_hold(m, spans)]
-        if any(r is None for r in readers):
+        readers = self.member_readers(predicate, backward, excluded)
+        if readers is None:
             return None
         if len(readers) == 1:
             return readers[0]
@@ -105,6 +103,16 @@ class UnionGraph(DerivedColumns):
             return found
 
         return read
+
+    def member_readers(self, predicate: int | None, backward: bool,
+                       excluded: frozenset[int] = frozenset()) -> list[NeighbourReader] | None:
+        """One reader per member that may have ``predicate``'s edges (None
+        unless each has one): a caller that wants a vertex's list as parts,
+        each a view of its member's arrays, rather than one joined copy."""
+        spans = (None, None if predicate is None else (predicate, predicate), None)
+        readers = [neighbour_reader(m, predicate, backward, excluded)
+                   for m in self.members if may_hold(m, spans)]
+        return None if any(r is None for r in readers) else readers  # type: ignore[return-value]
 
     def materialize(self) -> MemoryGraph:
         """One in-memory graph with the same triples (used before edits that delete)."""

@@ -39,7 +39,7 @@ from engine.sparql.exec.query_terms import QueryTerms
 from engine.sparql.exec.solutions import Solutions
 from engine.store import Graph
 from engine.store.graph import NeighbourReader, neighbour_reader
-from engine.store.union_graph import UnionGraph, may_hold
+from engine.store.union_graph import UnionGraph
 
 #: rows a step may hold before the run gives up for the executor
 LEAN_ROWS = 1024
@@ -261,12 +261,12 @@ class _Lists:
 
     @classmethod
     def of(cls, graph: Graph, predicate: int, backward: bool) -> _Lists | None:
-        members = [graph]
         if isinstance(graph, UnionGraph):
-            spans = (None, (predicate, predicate), None)
-            members = [m for m in graph.members if may_hold(m, spans)]
-        readers = [neighbour_reader(m, predicate, backward) for m in members]
-        return None if any(r is None for r in readers) else cls(readers)  # type: ignore[arg-type]
+            readers = graph.member_readers(predicate, backward)
+        else:
+            read = neighbour_reader(graph, predicate, backward)
+            readers = None if read is None else [read]
+        return None if readers is None else cls(readers)
 
     def __call__(self, vertex: int) -> list[Sequence[int]]:
         return [read(vertex) for read in self.readers]
